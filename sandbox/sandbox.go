@@ -1,0 +1,117 @@
+// Package sandbox provides disposable, hardened sandboxes in which every
+// action of an agent runs: a Runtime starts a Session (one container), and a
+// Session executes bash commands and reads and writes files inside it.
+//
+// The Docker implementation runs agentbox's own static binary as the
+// container's main process (the executor) and talks to it over the
+// container's attached stdio with framed request/response messages.
+package sandbox
+
+import (
+	"context"
+	"time"
+)
+
+// Runtime starts sandbox sessions.
+type Runtime interface {
+	Start(ctx context.Context, cfg Config) (Session, error)
+}
+
+// Session is one running sandbox. It is not safe for concurrent use by
+// several goroutines unless the implementation says so.
+type Session interface {
+	// ID is the session id (also the container label agentbox.session).
+	ID() string
+	// Info describes the container for the audit log.
+	Info() Info
+	Exec(ctx context.Context, req ExecRequest) (ExecResult, error)
+	ReadFile(ctx context.Context, req ReadRequest) (ReadResult, error)
+	WriteFile(ctx context.Context, req WriteRequest) (WriteResult, error)
+	// Close stops and removes the sandbox. It is safe to call more than once.
+	Close(ctx context.Context) error
+}
+
+// FileRules are the glob rules the executor checks against the path a file
+// request resolves to inside the sandbox (relative to /workspace). A nil
+// *FileRules means no in-sandbox check.
+type FileRules struct {
+	Allow []string `json:"allow"`
+	Deny  []string `json:"deny"`
+}
+
+// Config is everything needed to start one session.
+type Config struct {
+	Image          string
+	Runtime        string // OCI runtime ("" = engine default, "runsc" for gVisor)
+	Workspace      string // absolute host directory mounted at /workspace
+	WorkspaceMode  string // "rw" or "ro"
+	Network        string // "none" or "open"
+	User           string // "uid:gid"; "" = the invoking user's
+	CPUs           float64
+	MemoryBytes    int64
+	Pids           int64
+	Env            map[string]string // passed into the sandbox, nothing else is
+	KeepBackground bool              // processes left behind after a call survive
+	OutputCap      int               // bytes of output kept per call (head + tail)
+	ExecutorPath   string            // static agentbox binary to mount; "" = os.Executable
+}
+
+// Info describes a started session.
+type Info struct {
+	SessionID   string `json:"session"`
+	ContainerID string `json:"container_id"`
+	Image       string `json:"image"`
+	ImageID     string `json:"image_id"`
+	Runtime     string `json:"runtime,omitempty"`
+	User        string `json:"user"`
+}
+
+// ExecRequest runs one bash command in /workspace.
+type ExecRequest struct {
+	Command string
+	Timeout time.Duration
+}
+
+// ExecResult is the outcome of one command. Output is stdout and stderr
+// interleaved as the command wrote them, capped (head + marker + tail).
+type ExecResult struct {
+	ExitCode    int           `json:"exit_code"`
+	TimedOut    bool          `json:"timed_out"`
+	OOMKilled   bool          `json:"oom_killed,omitempty"`
+	Duration    time.Duration `json:"-"`
+	DurationMS  int64         `json:"duration_ms"`
+	Output      []byte        `json:"-"`
+	OutputBytes int64         `json:"output_bytes"`
+	OutputSHA   string        `json:"output_sha256"`
+	Truncated   bool          `json:"truncated"`
+}
+
+// ReadRequest reads a regular file below /workspace.
+type ReadRequest struct {
+	Path   string
+	Offset int64
+	Limit  int64
+	Rules  *FileRules
+}
+
+// ReadResult is the content read.
+type ReadResult struct {
+	Content  []byte
+	Size     int64  // total size of the file
+	Resolved string // path the request resolved to, relative to /workspace
+	SHA256   string // of Content
+}
+
+// WriteRequest writes a whole file atomically below /workspace.
+type WriteRequest struct {
+	Path    string
+	Content []byte
+	Rules   *FileRules
+}
+
+// WriteResult describes the file written.
+type WriteResult struct {
+	Resolved string
+	Bytes    int64
+	SHA256   string
+}
