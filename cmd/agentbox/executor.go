@@ -1,0 +1,26 @@
+package main
+
+import (
+	"os"
+
+	"github.com/agentbox/agentbox"
+	"github.com/agentbox/agentbox/sandbox/executor"
+	"github.com/urfave/cli/v2"
+)
+
+// executorCommand is the hidden in-container side: the container's main
+// process. It is never run on the host by a user.
+func executorCommand() *cli.Command {
+	return &cli.Command{
+		Name:   "executor",
+		Hidden: true,
+		Usage:  "serve sandbox requests on stdin/stdout (runs inside the container)",
+		Action: func(c *cli.Context) error {
+			s := &executor.Server{Version: agentbox.Version, Match: matchFile}
+			if err := s.Serve(os.Stdin, os.Stdout); err != nil {
+				return exitWith(exitFailed, err)
+			}
+			return nil
+		},
+	}
+}

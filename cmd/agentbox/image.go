@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/agentbox/agentbox/images"
+	"github.com/agentbox/agentbox/sandbox"
+	"github.com/docker/docker/client"
+	"github.com/urfave/cli/v2"
+)
+
+func imageCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "image",
+		Usage: "manage sandbox images",
+		Subcommands: []*cli.Command{{
+			Name:      "build",
+			Usage:     "build a sandbox image from the Dockerfiles embedded in agentbox (bootstraps the Debian base offline if it cannot be pulled)",
+			ArgsUsage: "[NAME]",
+			Flags: []cli.Flag{
+				&cli.BoolFlag{Name: "no-pull", Usage: "do not try to pull the base image; bootstrap it if missing"},
+				&cli.StringFlag{Name: "mirror", Usage: "Debian mirror for the bootstrap", EnvVars: []string{"AGENTBOX_DEBIAN_MIRROR"}},
+			},
+			Action: func(c *cli.Context) error {
+				name := "base"
+				if c.NArg() > 1 {
+					return usageError{fmt.Errorf("image build takes at most one NAME")}
+				}
+				if c.NArg() == 1 {
+					name = c.Args().First()
+				}
+				return withRuntime(c.Context, func(cl *client.Client, _ *sandbox.Docker) error {
+					id, err := images.Build(c.Context, cl, name, images.Options{Progress: os.Stderr, Mirror: c.String("mirror"), Pull: !c.Bool("no-pull")})
+					if err != nil {
+						return exitWith(exitUnavailable, err)
+					}
+					fmt.Fprintf(c.App.Writer, "built %s (%s)\n", images.Tag(name), id)
+					return nil
+				})
+			},
+		}},
+	}
+}

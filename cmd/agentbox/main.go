@@ -1,0 +1,139 @@
+// Command agentbox runs an LLM agent whose every action happens inside a
+// disposable, hardened Docker container, gated by a YAML policy and recorded
+// in a tamper-evident audit log. This package only parses flags, builds
+// configuration, calls the packages and maps errors to exit codes.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/agentbox/agentbox"
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes (DESIGN.md).
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitLimit       = 3
+	exitTimeout     = 124
+	exitUnavailable = 125
+	exitDenied      = 126
+	exitInterrupted = 130
+)
+
+// exitError carries an exit code up to main. A nil err means "exit with code,
+// print nothing" (the command already reported).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+func exitWith(code int, err error) error { return &exitError{code: code, err: err} }
+
+func main() {
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel()})))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app := newApp(stdin, stdout, stderr)
+	err := app.RunContext(ctx, args)
+	code := exitCode(err)
+	if ctx.Err() != nil && code != exitOK {
+		code = exitInterrupted
+		if err == nil || errors.Is(err, context.Canceled) {
+			err = errors.New("interrupted; every sandbox of this run was removed")
+		}
+	}
+	if err != nil {
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.err != nil {
+			fmt.Fprintln(stderr, "agentbox: "+err.Error())
+		}
+	}
+	return code
+}
+
+func logLevel() slog.Level {
+	if os.Getenv("AGENTBOX_DEBUG") != "" {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return sandboxExitCode(err)
+}
+
+type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:                 "agentbox",
+		Usage:                "run an LLM agent whose every action happens in a disposable, hardened sandbox",
+		Version:              agentbox.Version,
+		Reader:               stdin,
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		HideVersion:          true,
+		EnableBashCompletion: false,
+		ExitErrHandler:       func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageError{fmt.Errorf("%w (see agentbox --help)", err)}
+		},
+		Commands: []*cli.Command{
+			execCommand(),
+			doctorCommand(),
+			gcCommand(),
+			imageCommand(),
+			versionCommand(),
+			executorCommand(),
+		},
+		CommandNotFound: func(c *cli.Context, name string) {
+			fmt.Fprintf(c.App.ErrWriter, "agentbox: unknown command %q (see agentbox --help)\n", name)
+		},
+	}
+}
+
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the agentbox version",
+		Action: func(c *cli.Context) error {
+			fmt.Fprintln(c.App.Writer, "agentbox "+agentbox.Version)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,126 @@
+package executor
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/agentbox/agentbox/sandbox/wire"
+)
+
+// exec runs one command under bash in its own session, captures its output
+// within the cap, and kills everything it leaves behind (or, on timeout,
+// everything it started).
+func (s *Server) exec(req *wire.Request) *wire.Response {
+	start := time.Now()
+	before := listPIDs()
+	oomBefore := oomKills()
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return &wire.Response{Error: "pipe: " + err.Error()}
+	}
+	cmd := exec.Command("/bin/bash", "--noprofile", "--norc", "-c", req.Command)
+	cmd.Dir = Workspace
+	cmd.Env = childEnv()
+	cmd.Stdin = nil // /dev/null
+	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return &wire.Response{Error: "starting bash: " + err.Error(), ExitCode: 127}
+	}
+	pw.Close()
+
+	capt := newCapture(s.cap)
+	copied := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(capt, pr)
+		close(copied)
+	}()
+
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	timeout := time.Duration(req.TimeoutMS) * time.Millisecond
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+
+	var waitErr error
+	timedOut := false
+	select {
+	case waitErr = <-done:
+	case <-timer.C:
+		timedOut = true
+		// Everything that did not exist before this call dies: the process
+		// group, setsid/nohup escapes and double forks alike.
+		s.killAllExcept(before)
+		waitErr = <-done
+	}
+	if !s.keep || timedOut {
+		survivors := map[int]bool{}
+		if s.keep {
+			survivors = before
+		}
+		s.killAllExcept(survivors)
+		<-copied
+	} else {
+		// Background processes may hold the pipe open: take what is there
+		// now and stop reading.
+		_ = pr.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+		<-copied
+	}
+	pr.Close()
+
+	out, truncated, total, sum := capt.result()
+	resp := &wire.Response{
+		ExitCode:    exitCode(waitErr),
+		TimedOut:    timedOut,
+		DurationNS:  int64(time.Since(start)),
+		Output:      out,
+		OutputBytes: total,
+		OutputSHA:   sum,
+		Truncated:   truncated,
+	}
+	if timedOut {
+		resp.ExitCode = 124
+	}
+	if after := oomKills(); oomBefore >= 0 && after > oomBefore {
+		resp.OOMKilled = true
+	}
+	return resp
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return 126
+}
+
+// childEnv is the executor's environment, which the host set to exactly the
+// allow-listed variables, without the executor's own settings.
+func childEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if len(kv) >= 9 && kv[:9] == "AGENTBOX_" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}

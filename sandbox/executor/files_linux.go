@@ -1,0 +1,246 @@
+package executor
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/agentbox/agentbox/sandbox/wire"
+)
+
+// maxPath bounds request paths.
+const maxPath = 4096
+
+// relPath turns a request path into a clean path relative to the workspace,
+// refusing paths that leave it.
+func relPath(p string) (string, error) {
+	if p == "" {
+		return "", errors.New("empty path")
+	}
+	if len(p) > maxPath || strings.IndexByte(p, 0) >= 0 {
+		return "", errors.New("path is too long or contains NUL")
+	}
+	if path.IsAbs(p) {
+		c := path.Clean(p)
+		if c == Workspace {
+			return ".", nil
+		}
+		rest, ok := strings.CutPrefix(c, Workspace+"/")
+		if !ok {
+			return "", fmt.Errorf("%q is outside %s", p, Workspace)
+		}
+		return rest, nil
+	}
+	c := path.Clean(p)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", fmt.Errorf("%q is outside %s", p, Workspace)
+	}
+	return c, nil
+}
+
+// resolvedRel returns where an open file really is, relative to the
+// workspace, refusing anything outside it.
+func resolvedRel(f *os.File) (string, error) {
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	if err != nil {
+		return "", fmt.Errorf("resolving path: %w", err)
+	}
+	if real == Workspace {
+		return ".", nil
+	}
+	rest, ok := strings.CutPrefix(real, Workspace+"/")
+	if !ok {
+		return "", fmt.Errorf("path resolves outside %s", Workspace)
+	}
+	return rest, nil
+}
+
+func (s *Server) denied(req *wire.Request, resolved string) *wire.Response {
+	if req.Rules == nil || s.Match == nil {
+		return nil
+	}
+	if d, rule := s.Match(req.Rules.Allow, req.Rules.Deny, resolved, req.Write); d {
+		return &wire.Response{Denied: true, Rule: rule, Resolved: []byte(resolved),
+			Error: fmt.Sprintf("%q resolves to %q, which the policy denies (%s)", req.Path, resolved, rule)}
+	}
+	return nil
+}
+
+func errResp(format string, a ...any) *wire.Response {
+	return &wire.Response{Error: fmt.Sprintf(format, a...)}
+}
+
+func (s *Server) readFile(req *wire.Request) *wire.Response {
+	rel, err := relPath(string(req.Path))
+	if err != nil {
+		return errResp("read_file: %v", err)
+	}
+	root, err := os.OpenRoot(Workspace)
+	if err != nil {
+		return errResp("read_file: opening workspace: %v", err)
+	}
+	defer root.Close()
+	if fi, err := root.Lstat(rel); err == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
+		return errResp("read_file: %q is not a regular file (%s)", req.Path, typeName(fi.Mode()))
+	}
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return errResp("read_file: %v", cleanErr(err))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return errResp("read_file: %v", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return errResp("read_file: %q is not a regular file (%s)", req.Path, typeName(fi.Mode()))
+	}
+	resolved, err := resolvedRel(f)
+	if err != nil {
+		return errResp("read_file: %v", err)
+	}
+	if d := s.denied(req, resolved); d != nil {
+		return d
+	}
+	limit := req.Limit
+	if limit <= 0 {
+		if fi.Size()-req.Offset > wire.MaxFileBytes {
+			return errResp("read_file: %q is %d bytes, over the %d-byte cap; read a part with offset and limit, or use execute_bash (head, grep)", req.Path, fi.Size(), wire.MaxFileBytes)
+		}
+		limit = wire.MaxFileBytes
+	}
+	limit = min(limit, wire.MaxFileBytes)
+	if req.Offset < 0 {
+		return errResp("read_file: negative offset")
+	}
+	buf, err := io.ReadAll(io.LimitReader(io.NewSectionReader(f, req.Offset, limit), limit))
+	if err != nil {
+		return errResp("read_file: %v", err)
+	}
+	sum := sha256.Sum256(buf)
+	return &wire.Response{Content: buf, Size: fi.Size(), Resolved: []byte(resolved), SHA256: hex.EncodeToString(sum[:])}
+}
+
+func (s *Server) writeFile(req *wire.Request) *wire.Response {
+	rel, err := relPath(string(req.Path))
+	if err != nil {
+		return errResp("write_file: %v", err)
+	}
+	if rel == "." {
+		return errResp("write_file: %q is the workspace directory", req.Path)
+	}
+	if len(req.Content) > wire.MaxFileBytes {
+		return errResp("write_file: content over the %d-byte cap", wire.MaxFileBytes)
+	}
+	root, err := os.OpenRoot(Workspace)
+	if err != nil {
+		return errResp("write_file: opening workspace: %v", err)
+	}
+	defer root.Close()
+	dir, base := path.Split(rel)
+	dir = path.Clean(dir)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return errResp("write_file: creating %s: %v", dir, cleanErr(err))
+	}
+	d, err := root.Open(dir)
+	if err != nil {
+		return errResp("write_file: %v", cleanErr(err))
+	}
+	realDir, err := resolvedRel(d)
+	d.Close()
+	if err != nil {
+		return errResp("write_file: %v", err)
+	}
+	resolved := path.Join(realDir, base)
+	if dn := s.denied(req, resolved); dn != nil {
+		return dn
+	}
+	mode := fs.FileMode(0o644)
+	if fi, err := root.Lstat(rel); err == nil {
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return errResp("write_file: refusing to write through the symlink %q; remove it first", req.Path)
+		case !fi.Mode().IsRegular():
+			return errResp("write_file: %q exists and is not a regular file (%s)", req.Path, typeName(fi.Mode()))
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+			return errResp("write_file: refusing to write to %q: it is hard-linked (%d links) and another name would change too", req.Path, st.Nlink)
+		}
+		mode = fi.Mode().Perm()
+	}
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := path.Join(dir, ".agentbox-tmp-"+hex.EncodeToString(rnd[:]))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return errResp("write_file: %v", cleanErr(err))
+	}
+	_, werr := f.Write(req.Content)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = root.Rename(tmp, rel)
+	}
+	if werr != nil {
+		_ = root.Remove(tmp)
+		return errResp("write_file: %v", cleanErr(werr))
+	}
+	sum := sha256.Sum256(req.Content)
+	return &wire.Response{Size: int64(len(req.Content)), Resolved: []byte(resolved), SHA256: hex.EncodeToString(sum[:])}
+}
+
+func (s *Server) stat(req *wire.Request) *wire.Response {
+	rel, err := relPath(string(req.Path))
+	if err != nil {
+		return errResp("stat: %v", err)
+	}
+	root, err := os.OpenRoot(Workspace)
+	if err != nil {
+		return errResp("stat: %v", err)
+	}
+	defer root.Close()
+	fi, err := root.Lstat(rel)
+	if err != nil {
+		return errResp("stat: %v", cleanErr(err))
+	}
+	return &wire.Response{Size: fi.Size(), Mode: uint32(fi.Mode().Perm()), Type: typeName(fi.Mode())}
+}
+
+func typeName(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "file"
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	case m&fs.ModeNamedPipe != 0:
+		return "fifo"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "other"
+}
+
+// cleanErr rewords os.Root's escape error so the model understands it.
+func cleanErr(err error) error {
+	if err != nil && strings.Contains(err.Error(), "path escapes from parent") {
+		return fmt.Errorf("%w (the path or a symlink in it leads outside %s)", err, Workspace)
+	}
+	return err
+}

@@ -1,0 +1,91 @@
+package executor
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+func makeNonDumpable() error {
+	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+}
+
+// listPIDs returns every process visible in the container's pid namespace.
+func listPIDs() map[int]bool {
+	pids := map[int]bool{}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return pids
+	}
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids[pid] = true
+		}
+	}
+	return pids
+}
+
+// killAllExcept SIGKILLs every process in the container except pid 1 (the
+// engine's init), the executor itself and the given survivors, repeating
+// until none is left so that processes forked during the sweep die too.
+// It returns how many processes it signalled.
+func (s *Server) killAllExcept(survivors map[int]bool) int {
+	killed := 0
+	for round := 0; round < 1000; round++ {
+		n := 0
+		for pid := range listPIDs() {
+			if pid == 1 || pid == s.self || survivors[pid] || zombie(pid) {
+				continue
+			}
+			// Stop first so it cannot fork while we sweep, then kill.
+			_ = syscall.Kill(pid, syscall.SIGSTOP)
+			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+				n++
+			}
+		}
+		killed += n
+		if n == 0 {
+			return killed
+		}
+	}
+	return killed
+}
+
+// zombie reports whether pid has exited and only waits to be reaped (by
+// the engine's init); signalling it again achieves nothing.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true // gone
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
+}
+
+// oomKills reads the container cgroup's OOM-kill counter (cgroup v2 or v1);
+// -1 when unavailable.
+func oomKills() int64 {
+	for _, f := range []string{"/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if v, ok := field(string(b), "oom_kill"); ok {
+			return v
+		}
+	}
+	return -1
+}
+
+func field(s, name string) (int64, bool) {
+	for _, line := range strings.Split(s, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,194 @@
+// Package wire is the framed request/response protocol between the host and
+// the in-container executor.
+//
+// A frame is a 4-byte big-endian payload length followed by the payload.
+// Host-to-executor payloads are JSON requests. Executor-to-host payloads are
+// a 32-byte HMAC-SHA256 (keyed with a per-session key sent in the first
+// request) followed by a JSON response. The MAC lets the host reject frames
+// that other processes in the container write to the container's stdout
+// (for example through /proc/1/fd/1); the executor itself is non-dumpable, so
+// they cannot read the key from it.
+package wire
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MaxFrame bounds every frame in both directions. Files larger than what
+// fits are refused before they are framed.
+const MaxFrame = 48 << 20
+
+// MaxFileBytes is the largest file content read_file returns or write_file
+// accepts in one request (base64 inflates it by 4/3 inside a frame).
+const MaxFileBytes = 32 << 20
+
+// Ops.
+const (
+	OpHello = "hello"
+	OpExec  = "exec"
+	OpRead  = "read_file"
+	OpWrite = "write_file"
+	OpStat  = "stat"
+)
+
+// Rules mirror sandbox.FileRules: globs relative to /workspace.
+type Rules struct {
+	Allow []string `json:"allow"`
+	Deny  []string `json:"deny"`
+}
+
+// Request is one host-to-executor message.
+type Request struct {
+	ID   uint64 `json:"id"`
+	Op   string `json:"op"`
+	Key  []byte `json:"key,omitempty"` // hello only
+	Keep bool   `json:"keep,omitempty"`
+	Cap  int    `json:"cap,omitempty"` // hello: output cap in bytes
+
+	Command   string `json:"command,omitempty"`
+	TimeoutMS int64  `json:"timeout_ms,omitempty"`
+
+	Path    []byte `json:"path,omitempty"` // bytes: names need not be UTF-8
+	Offset  int64  `json:"offset,omitempty"`
+	Limit   int64  `json:"limit,omitempty"`
+	Content []byte `json:"content,omitempty"`
+	Rules   *Rules `json:"rules,omitempty"`
+	Write   bool   `json:"write,omitempty"` // rules are files.write rules
+}
+
+// Response is one executor-to-host message.
+type Response struct {
+	ID    uint64 `json:"id"`
+	Error string `json:"error,omitempty"`
+	// Denied is set when the resolved path is refused by the rules.
+	Denied bool   `json:"denied,omitempty"`
+	Rule   string `json:"rule,omitempty"`
+
+	ExitCode    int    `json:"exit_code"`
+	TimedOut    bool   `json:"timed_out,omitempty"`
+	OOMKilled   bool   `json:"oom_killed,omitempty"`
+	DurationNS  int64  `json:"duration_ns,omitempty"`
+	Output      []byte `json:"output,omitempty"`
+	OutputBytes int64  `json:"output_bytes,omitempty"`
+	OutputSHA   string `json:"output_sha256,omitempty"`
+	Truncated   bool   `json:"truncated,omitempty"`
+
+	Content  []byte `json:"content,omitempty"`
+	Size     int64  `json:"size,omitempty"`
+	Resolved []byte `json:"resolved,omitempty"`
+	SHA256   string `json:"sha256,omitempty"`
+	Mode     uint32 `json:"mode,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Version  string `json:"version,omitempty"`
+}
+
+// ErrFrameTooLarge is returned for a frame whose length exceeds MaxFrame.
+var ErrFrameTooLarge = errors.New("frame exceeds the size limit")
+
+// ErrBadMAC is returned for a response frame whose MAC does not verify.
+var ErrBadMAC = errors.New("response frame failed authentication (forged or corrupted)")
+
+// WriteFrame writes one frame carrying payload.
+func WriteFrame(w io.Writer, payload []byte) error {
+	if len(payload) > MaxFrame {
+		return ErrFrameTooLarge
+	}
+	buf := make([]byte, 4+len(payload))
+	binary.BigEndian.PutUint32(buf, uint32(len(payload)))
+	copy(buf[4:], payload)
+	_, err := w.Write(buf)
+	return err
+}
+
+// ReadFrame reads one frame, refusing any longer than MaxFrame.
+func ReadFrame(r io.Reader) ([]byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > MaxFrame {
+		return nil, fmt.Errorf("%w: %d bytes", ErrFrameTooLarge, n)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return buf, nil
+}
+
+// WriteRequest frames a request.
+func WriteRequest(w io.Writer, req *Request) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	return WriteFrame(w, b)
+}
+
+// ReadRequest reads and strictly decodes a request.
+func ReadRequest(r io.Reader) (*Request, error) {
+	b, err := ReadFrame(r)
+	if err != nil {
+		return nil, err
+	}
+	var req Request
+	if err := strictDecode(b, &req); err != nil {
+		return nil, fmt.Errorf("bad request frame: %w", err)
+	}
+	return &req, nil
+}
+
+// WriteResponse frames a response with its MAC.
+func WriteResponse(w io.Writer, key []byte, resp *Response) error {
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return err
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write(b)
+	return WriteFrame(w, append(m.Sum(nil), b...))
+}
+
+// ReadResponse reads one response, checks its MAC and decodes it strictly.
+func ReadResponse(r io.Reader, key []byte) (*Response, error) {
+	b, err := ReadFrame(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < sha256.Size {
+		return nil, ErrBadMAC
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write(b[sha256.Size:])
+	if !hmac.Equal(m.Sum(nil), b[:sha256.Size]) {
+		return nil, ErrBadMAC
+	}
+	var resp Response
+	if err := strictDecode(b[sha256.Size:], &resp); err != nil {
+		return nil, fmt.Errorf("bad response frame: %w", err)
+	}
+	return &resp, nil
+}
+
+func strictDecode(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after JSON value")
+	}
+	return nil
+}
