@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
@@ -106,7 +108,7 @@ func (d *Docker) Start(ctx context.Context, cfg Config) (Session, error) {
 	}
 	img, err := d.eng.ImageInspect(ctx, cfg.Image)
 	if err != nil {
-		if client.IsErrNotFound(err) {
+		if cerrdefs.IsNotFound(err) {
 			return nil, fmt.Errorf("%w: image %s is not on this engine; build it with `agentbox image build` (or `make image`)", ErrImageMissing, cfg.Image)
 		}
 		return nil, fmt.Errorf("%w: inspecting image %s: %v", ErrUnavailable, cfg.Image, shortErr(err))
@@ -288,7 +290,7 @@ func GC(ctx context.Context, eng Engine) ([]string, error) {
 		if c.Labels[LabelHost] != me || ownerAlive(c.Labels[LabelOwner]) {
 			continue
 		}
-		if err := eng.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !client.IsErrNotFound(err) {
+		if err := eng.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, err)
 			continue
 		}
@@ -297,4 +299,39 @@ func GC(ctx context.Context, eng Engine) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
-func isNotFound(err error) bool { return client.IsErrNotFound(err) }
+func isNotFound(err error) bool { return cerrdefs.IsNotFound(err) }
+
+// ListSandboxes returns the ids of agentbox containers on the engine, all of
+// them or those of one session.
+func ListSandboxes(ctx context.Context, eng Engine, session string) ([]string, error) {
+	label := LabelSession
+	if session != "" {
+		label += "=" + session
+	}
+	list, err := eng.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
+	if err != nil {
+		return nil, fmt.Errorf("%w: listing containers: %v", ErrUnavailable, shortErr(err))
+	}
+	ids := make([]string, 0, len(list))
+	for _, c := range list {
+		ids = append(ids, c.ID)
+	}
+	return ids, nil
+}
+
+// OwnedBy returns the ids of the agentbox containers owned by process pid on
+// this host.
+func OwnedBy(ctx context.Context, eng Engine, pid int) ([]string, error) {
+	list, err := eng.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelSession))})
+	if err != nil {
+		return nil, fmt.Errorf("%w: listing containers: %v", ErrUnavailable, shortErr(err))
+	}
+	var ids []string
+	prefix := fmt.Sprintf("%d:", pid)
+	for _, c := range list {
+		if c.Labels[LabelHost] == hostname() && strings.HasPrefix(c.Labels[LabelOwner], prefix) {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids, nil
+}

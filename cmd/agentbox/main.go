@@ -56,7 +56,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := newApp(stdin, stdout, stderr)
+	var unknown string
+	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
 	err := app.RunContext(ctx, args)
+	if unknown != "" && err == nil {
+		err = usageError{fmt.Errorf("unknown command %q (see agentbox --help)", unknown)}
+	}
 	code := exitCode(err)
 	if ctx.Err() != nil && code != exitOK {
 		code = exitInterrupted
@@ -100,7 +105,7 @@ type usageError struct{ error }
 func (u usageError) Unwrap() error { return u.error }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:                 "agentbox",
 		Usage:                "run an LLM agent whose every action happens in a disposable, hardened sandbox",
 		Version:              agentbox.Version,
@@ -121,9 +126,18 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			versionCommand(),
 			executorCommand(),
 		},
-		CommandNotFound: func(c *cli.Context, name string) {
-			fmt.Fprintf(c.App.ErrWriter, "agentbox: unknown command %q (see agentbox --help)\n", name)
-		},
+	}
+	setUsageErrors(app.Commands)
+	return app
+}
+
+// setUsageErrors makes a bad flag on any command a usage error (exit 2).
+func setUsageErrors(cmds []*cli.Command) {
+	for _, c := range cmds {
+		c.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+			return usageError{fmt.Errorf("%w (see agentbox %s --help)", err, c.Name)}
+		}
+		setUsageErrors(c.Subcommands)
 	}
 }
 

@@ -1,0 +1,39 @@
+# agentbox — see README.md.
+GO       ?= go
+BIN      := $(CURDIR)/bin/agentbox
+IMAGE    ?= agentbox/base:latest
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -s -w -X github.com/agentbox/agentbox.Version=$(VERSION)
+
+.PHONY: all build image test lint bench demo clean
+
+all: build
+
+# The binary must be static: it is also the in-container executor.
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/agentbox
+
+# Builds agentbox/base:latest from the embedded Dockerfile; bootstraps the
+# Debian base from Debian packages when it cannot be pulled.
+image: build
+	$(BIN) image build
+
+# The one test command: unit, real-Docker integration and CLI end-to-end
+# tests. A missing engine fails the run (AGENTBOX_REQUIRE_DOCKER=1), and no
+# sandbox container may be left behind.
+test: image
+	AGENTBOX_REQUIRE_DOCKER=1 AGENTBOX_BIN=$(BIN) $(GO) test -count=1 -timeout 40m ./...
+	@left=$$(docker ps -aq --filter label=agentbox.session 2>/dev/null | wc -l); \
+	if [ "$$left" != "0" ]; then echo "FAIL: $$left agentbox container(s) left behind"; docker ps -a --filter label=agentbox.session; exit 1; fi; \
+	echo "no agentbox containers left behind"
+
+lint:
+	$(GO) vet ./...
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) tool staticcheck ./...
+
+bench: image
+	AGENTBOX_REQUIRE_DOCKER=1 AGENTBOX_BIN=$(BIN) $(GO) run ./internal/benchreport -o BENCHMARKS.md
+
+clean:
+	rm -rf bin .demo

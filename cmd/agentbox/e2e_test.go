@@ -1,0 +1,243 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/testutil"
+	"github.com/agentbox/agentbox/sandbox"
+)
+
+// cli runs the real built binary.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func agentbox(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, testutil.Binary(t), args...)
+	cmd.Env = append(baseEnv(t), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running agentbox: %v", err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+func baseEnv(t *testing.T) []string {
+	state := t.TempDir()
+	env := []string{"HOME=" + state, "XDG_STATE_HOME=" + filepath.Join(state, "state"), "PATH=" + os.Getenv("PATH"), "NO_COLOR=1"}
+	if h := os.Getenv("DOCKER_HOST"); h != "" {
+		env = append(env, "DOCKER_HOST="+h)
+	}
+	return env
+}
+
+func TestExecEndToEnd(t *testing.T) {
+	testutil.RequireDocker(t)
+	ws := t.TempDir()
+	r := agentbox(t, nil, "exec", "--workspace", ws, "--", `python3 -c "print(6*7)"`)
+	if r.code != 0 || r.stdout != "42\n" {
+		t.Fatalf("exec: code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = agentbox(t, nil, "exec", "--workspace", ws, "--", "echo hi > f.txt; exit 5")
+	if r.code != 5 {
+		t.Errorf("exit code not passed through: %d (%s)", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "f.txt")); string(b) != "hi\n" {
+		t.Errorf("file not written to the workspace: %q", b)
+	}
+	r = agentbox(t, nil, "exec", "--workspace", ws, "--json", "--", "echo out; echo err >&2")
+	var j struct {
+		ExitCode    int    `json:"exit_code"`
+		TimedOut    bool   `json:"timed_out"`
+		Output      string `json:"output"`
+		OutputBytes int64  `json:"output_bytes"`
+		Truncated   bool   `json:"truncated"`
+		DurationMS  *int64 `json:"duration_ms"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &j); err != nil || r.code != 0 {
+		t.Fatalf("--json: %v %q %s", err, r.stdout, r.stderr)
+	}
+	if j.Output != "out\nerr\n" || j.OutputBytes != 8 || j.DurationMS == nil {
+		t.Errorf("--json fields: %+v", j)
+	}
+}
+
+func TestExecTimeoutKillsEverything(t *testing.T) {
+	cli := testutil.RequireDocker(t)
+	r := agentbox(t, nil, "exec", "--workspace", t.TempDir(), "--timeout", "2s", "--", "sleep 300 & setsid sleep 300; sleep 300")
+	if r.code != 124 || !strings.Contains(r.stderr, "timed out") {
+		t.Fatalf("want 124 and a message, got %d %q", r.code, r.stderr)
+	}
+	if left := testutil.Leftovers(t, cli, ""); len(left) != 0 {
+		t.Errorf("containers left: %v", left)
+	}
+}
+
+func TestExecErrors(t *testing.T) {
+	testutil.RequireDocker(t)
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		code int
+		msg  string
+	}{
+		{"no command", nil, []string{"exec", "--"}, 2, "needs a command"},
+		{"bad flag", nil, []string{"exec", "--no-such-flag", "--", "true"}, 2, "no-such-flag"},
+		{"missing workspace", nil, []string{"exec", "--workspace", "/nonexistent/ws", "--", "true"}, 2, "does not exist"},
+		{"file workspace", nil, []string{"exec", "--workspace", "/etc/hostname", "--", "true"}, 2, "not a directory"},
+		{"bad network", nil, []string{"exec", "--network", "wide", "--", "true"}, 2, "none or open"},
+		{"no engine", []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, []string{"exec", "--", "true"}, 125, "DOCKER_HOST"},
+		{"missing image", nil, []string{"exec", "--image", "agentbox/nope:latest", "--", "true"}, 125, "agentbox image build"},
+		{"dynamic executor", []string{"AGENTBOX_EXECUTOR=/bin/ls"}, []string{"exec", "--", "true"}, 125, "CGO_ENABLED=0"},
+		{"unknown command", nil, []string{"frobnicate"}, 2, "frobnicate"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := c.args
+			if args[0] == "exec" && !contains(args, "--workspace") {
+				args = append([]string{"exec", "--workspace", t.TempDir()}, args[1:]...)
+			}
+			r := agentbox(t, c.env, args...)
+			if r.code != c.code || !strings.Contains(r.stderr, c.msg) {
+				t.Fatalf("want exit %d with %q, got %d: %q", c.code, c.msg, r.code, r.stderr)
+			}
+			if n := strings.Count(strings.TrimSpace(r.stderr), "\n"); n > 2 {
+				t.Errorf("error is %d lines, want one or two: %q", n+1, r.stderr)
+			}
+		})
+	}
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// startBackground starts agentbox exec with a long command and waits until
+// its container is running a command.
+func startBackground(t *testing.T, marker string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	ws := t.TempDir()
+	cmd := exec.Command(testutil.Binary(t), "exec", "--workspace", ws, "--", "touch started; sleep 300")
+	cmd.Env = baseEnv(t)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	testutil.Eventually(t, 60*time.Second, "the command to start in the sandbox", func() bool {
+		_, err := os.Stat(filepath.Join(ws, "started"))
+		return err == nil
+	})
+	return cmd, &errb
+}
+
+func TestSIGINTRemovesContainer(t *testing.T) {
+	cli := testutil.RequireDocker(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		cmd, errb := startBackground(t, sig.String())
+		pid := cmd.Process.Pid
+		owner := ownerOf(t, cli, pid)
+		if owner == "" {
+			t.Fatalf("no container owned by pid %d", pid)
+		}
+		_ = cmd.Process.Signal(sig)
+		err := cmd.Wait()
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 130 {
+			t.Fatalf("%v: want exit 130, got %v (%s)", sig, err, errb.String())
+		}
+		if owned := ownerOf(t, cli, pid); owned != "" {
+			t.Errorf("%v: container %s left behind", sig, owned)
+		}
+	}
+}
+
+func TestSIGKILLThenGC(t *testing.T) {
+	cli := testutil.RequireDocker(t)
+	// A live sandbox of this test process must survive gc.
+	live := testutil.StartSession(t, "")
+	cmd, _ := startBackground(t, "kill")
+	pid := cmd.Process.Pid
+	orphan := ownerOf(t, cli, pid)
+	if orphan == "" {
+		t.Fatal("no container for the agentbox process")
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	r := agentbox(t, nil, "gc")
+	if r.code != 0 || !strings.Contains(r.stdout, orphan[:12]) {
+		t.Fatalf("gc: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if ownerOf(t, cli, pid) != "" {
+		t.Errorf("orphan survived gc")
+	}
+	if len(testutil.Leftovers(t, cli, live.ID())) != 1 {
+		t.Errorf("gc removed a live process's sandbox")
+	}
+	if res := execOK(t, live); res != "ok\n" {
+		t.Errorf("live sandbox broken after gc: %q", res)
+	}
+}
+
+func execOK(t *testing.T, s sandbox.Session) string {
+	res, err := s.Exec(context.Background(), sandbox.ExecRequest{Command: "echo ok", Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(res.Output)
+}
+
+func ownerOf(t *testing.T, cli interface {
+	sandbox.Engine
+}, pid int) string {
+	t.Helper()
+	ids, err := sandbox.OwnedBy(context.Background(), cli, pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[0]
+}
+
+func TestDoctorAndVersion(t *testing.T) {
+	testutil.RequireDocker(t)
+	r := agentbox(t, nil, "doctor")
+	if r.code != 0 || !strings.Contains(r.stdout, "all good") {
+		t.Fatalf("doctor: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	r = agentbox(t, []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, "doctor")
+	if r.code != 125 || !strings.Contains(r.stdout, "FAIL") || !strings.Contains(r.stdout, "DOCKER_HOST") {
+		t.Fatalf("doctor without engine: %d %q", r.code, r.stdout)
+	}
+	r = agentbox(t, nil, "version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "agentbox ") {
+		t.Fatalf("version: %q", r.stdout)
+	}
+}
