@@ -35,5 +35,12 @@ lint:
 bench: image
 	AGENTBOX_REQUIRE_DOCKER=1 AGENTBOX_BIN=$(BIN) $(GO) run ./internal/benchreport -o BENCHMARKS.md
 
+# Until the agent lands: a real session in a real container on a copy of a
+# small example workspace.
+demo: image
+	@rm -rf .demo && mkdir -p .demo/workspace && printf 'print("hello")\n' > .demo/workspace/hello.py
+	$(BIN) exec --workspace .demo/workspace -- 'echo "python files: $$(find . -name "*.py" | wc -l)"; python3 hello.py; find . -name "*.py" | wc -l > count.txt'
+	@echo "count.txt on the host: $$(cat .demo/workspace/count.txt)"
+
 clean:
 	rm -rf bin .demo

@@ -1,0 +1,203 @@
+// Command benchreport is `make bench`: it measures agentbox against
+// baselines in the same run (native fork/exec, the Docker exec API,
+// `docker run --rm`), runs the packages' Go benchmarks, and writes
+// BENCHMARKS.md with medians and ratios.
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentbox/agentbox/sandbox"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+)
+
+const image = "agentbox/base:latest"
+
+type row struct {
+	name   string
+	n      int
+	median time.Duration
+	p90    time.Duration
+	note   string
+}
+
+func main() {
+	out := flag.String("o", "BENCHMARKS.md", "report file")
+	calls := flag.Int("calls", 300, "warm calls per measurement")
+	flag.Parse()
+	if err := run(*out, *calls); err != nil {
+		fmt.Fprintln(os.Stderr, "benchreport:", err)
+		os.Exit(1)
+	}
+}
+
+func measure(n int, f func() error) (med, p90 time.Duration, err error) {
+	ds := make([]time.Duration, 0, n)
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		if err := f(); err != nil {
+			return 0, 0, err
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2], ds[len(ds)*9/10], nil
+}
+
+func run(out string, calls int) error {
+	ctx := context.Background()
+	cli, err := sandbox.NewClient(ctx)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	exe := os.Getenv("AGENTBOX_BIN")
+	rt := sandbox.NewDocker(cli)
+	defer rt.CloseAll(ctx)
+	ws, _ := os.MkdirTemp("", "agentbox-bench-")
+	defer os.RemoveAll(ws)
+	cfg := sandbox.Config{Image: image, Workspace: ws, ExecutorPath: exe}
+
+	var rows []row
+	add := func(name string, n int, note string, f func() error) error {
+		fmt.Fprintf(os.Stderr, "measuring %s (n=%d)\n", name, n)
+		med, p90, err := measure(n, f)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		rows = append(rows, row{name, n, med, p90, note})
+		return nil
+	}
+
+	if err := add("native fork/exec of `true` (baseline)", calls, "os/exec on the host", func() error {
+		return exec.Command("true").Run()
+	}); err != nil {
+		return err
+	}
+	s, err := rt.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if err := add("warm call `true` through the executor", calls, "agentbox Session.Exec", func() error {
+		r, err := s.Exec(ctx, sandbox.ExecRequest{Command: "true", Timeout: 10 * time.Second})
+		if err == nil && r.ExitCode != 0 {
+			err = fmt.Errorf("exit %d", r.ExitCode)
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	cid := s.Info().ContainerID
+	if err := add("the same call through the Docker exec API (baseline)", calls/6, "ContainerExecCreate+Attach+Inspect in the same container", func() error {
+		return dockerExec(ctx, cli, cid)
+	}); err != nil {
+		return err
+	}
+	_ = s.Close(ctx)
+	if err := add("session start: create to first answer", 15, "hardened container + executor hello + `true`", func() error {
+		s, err := rt.Start(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		_, err = s.Exec(ctx, sandbox.ExecRequest{Command: "true", Timeout: 10 * time.Second})
+		if cerr := s.Close(ctx); err == nil {
+			err = cerr
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := add("`docker run --rm IMAGE true` (baseline)", 15, "docker CLI, default settings", func() error {
+		return exec.Command("docker", "run", "--rm", "--network", "none", image, "true").Run()
+	}); err != nil {
+		return err
+	}
+	gobench, err := goBenchmarks()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "go benchmarks:", err)
+	}
+	return os.WriteFile(out, []byte(report(rows, gobench)), 0o644)
+}
+
+func dockerExec(ctx context.Context, cli *client.Client, cid string) error {
+	ex, err := cli.ContainerExecCreate(ctx, cid, container.ExecOptions{Cmd: []string{"true"}, AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		return err
+	}
+	hj, err := cli.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, hj.Reader)
+	hj.Close()
+	ins, err := cli.ContainerExecInspect(ctx, ex.ID)
+	if err != nil {
+		return err
+	}
+	if ins.ExitCode != 0 {
+		return fmt.Errorf("exit %d", ins.ExitCode)
+	}
+	return nil
+}
+
+// goBenchmarks runs the packages' Go benchmarks and returns their result
+// lines.
+func goBenchmarks() (string, error) {
+	var pkgs []string
+	for _, p := range []string{"./policy/", "./audit/", "./agent/"} {
+		if _, err := os.Stat(p); err == nil {
+			pkgs = append(pkgs, p)
+		}
+	}
+	if len(pkgs) == 0 {
+		return "", nil
+	}
+	args := append([]string{"test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime", "2s"}, pkgs...)
+	cmd := exec.Command("go", args...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, os.Stderr
+	err := cmd.Run()
+	var lines []string
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if strings.HasPrefix(l, "Benchmark") || strings.HasPrefix(l, "pkg:") {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n"), err
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
+
+func report(rows []row, gobench string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Benchmarks\n\nWritten by `make bench` on %s (%s/%s, %d cores, %s). Every number below was measured in the same run as its baseline; nothing here is asserted by tests.\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+	b.WriteString("## Sandbox\n\n| measurement | n | median | p90 | note |\n|---|---|---|---|---|\n")
+	byName := map[string]time.Duration{}
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", r.name, r.n, ms(r.median), ms(r.p90), r.note)
+		byName[strings.SplitN(r.name, " ", 2)[0]] = r.median
+	}
+	if len(rows) >= 5 {
+		warm, api, start, run, native := rows[1].median, rows[2].median, rows[3].median, rows[4].median, rows[0].median
+		fmt.Fprintf(&b, "\nRatios: the Docker exec API takes **%.0f×** the executor's warm call; the executor adds %s over a native fork/exec; session start is **%.2f×** `docker run --rm` (target: ≤ 1). Target for the warm call: p50 under 3 ms — measured %s.\n",
+			float64(api)/float64(warm), ms(warm-native), float64(start)/float64(run), ms(warm))
+	}
+	if gobench != "" {
+		b.WriteString("\n## Go benchmarks\n\n`go test -run '^$' -bench . -benchmem -benchtime 2s` on the policy, audit and agent packages (ns/op is per operation named in the benchmark).\n\n```\n")
+		b.WriteString(gobench)
+		b.WriteString("\n```\n")
+	}
+	return b.String()
+}
