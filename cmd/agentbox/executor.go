@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/agentbox/agentbox"
+	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox/executor"
 	"github.com/urfave/cli/v2"
 )
@@ -23,4 +24,11 @@ func executorCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// matchFile lets the executor re-check the path a file request resolves to
+// with the same matcher the host's policy uses.
+func matchFile(allow, deny []string, rel string, write bool) (bool, string) {
+	v, rule, _ := policy.MatchFile(allow, deny, rel, write)
+	return v == policy.Deny, rule
 }

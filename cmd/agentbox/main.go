@@ -120,6 +120,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		},
 		Commands: []*cli.Command{
 			execCommand(),
+			policyCommand(),
+			auditCommand(),
 			doctorCommand(),
 			gcCommand(),
 			imageCommand(),

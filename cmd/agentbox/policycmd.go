@@ -1,0 +1,88 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentbox/agentbox/policy"
+	"github.com/urfave/cli/v2"
+)
+
+func policyCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "policy",
+		Usage: "validate and explain policies",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "check",
+				Usage:     "validate a policy file (default: ./agentbox.yaml, else the built-in default)",
+				ArgsUsage: "[FILE]",
+				Action: func(c *cli.Context) error {
+					if c.NArg() > 1 {
+						return usageError{errors.New("policy check takes one FILE")}
+					}
+					p, err := policy.Resolve(c.Args().First())
+					if err != nil {
+						for _, line := range policy.LoadErrors(err) {
+							fmt.Fprintln(c.App.ErrWriter, line)
+						}
+						return exitWith(exitUsage, nil)
+					}
+					fmt.Fprintf(c.App.Writer, "ok: %s is valid (sha256 %s)\n", p.Describe(), p.SHA256[:12])
+					return nil
+				},
+			},
+			{
+				Name:      "explain",
+				Usage:     "show how the policy decides a command or a file access, and why",
+				ArgsUsage: "(COMMAND | --read PATH | --write PATH)",
+				Flags: []cli.Flag{
+					policyFlag(),
+					&cli.StringFlag{Name: "read", Usage: "explain read_file of PATH"},
+					&cli.StringFlag{Name: "write", Usage: "explain write_file of PATH"},
+					&cli.BoolFlag{Name: "json", Usage: "print the decision as JSON"},
+				},
+				Action: func(c *cli.Context) error {
+					var a policy.Action
+					n := 0
+					if c.IsSet("read") {
+						a, n = policy.Action{Kind: policy.Read, Path: c.String("read")}, n+1
+					}
+					if c.IsSet("write") {
+						a, n = policy.Action{Kind: policy.Write, Path: c.String("write")}, n+1
+					}
+					if c.NArg() > 0 {
+						a, n = policy.Action{Kind: policy.Command, Command: strings.Join(c.Args().Slice(), " ")}, n+1
+					}
+					if n != 1 {
+						return usageError{errors.New("explain needs exactly one of COMMAND, --read PATH, --write PATH")}
+					}
+					p, err := loadPolicy(c)
+					if err != nil {
+						return err
+					}
+					d := p.Decide(a)
+					if c.Bool("json") {
+						return policy.WriteExplanationJSON(c.App.Writer, d)
+					}
+					return policy.WriteExplanation(c.App.Writer, d)
+				},
+			},
+		},
+	}
+}
+
+func policyFlag() cli.Flag {
+	return &cli.StringFlag{Name: "policy", Usage: "policy file (default: ./agentbox.yaml if present, else the built-in default)"}
+}
+
+// loadPolicy resolves --policy; an invalid policy is a configuration error
+// (exit 2) printed one problem per line.
+func loadPolicy(c *cli.Context) (*policy.Policy, error) {
+	p, err := policy.Resolve(c.String("policy"))
+	if err != nil {
+		return nil, exitWith(exitUsage, fmt.Errorf("invalid policy; fix it or pass another with --policy:\n%s", strings.Join(policy.LoadErrors(err), "\n")))
+	}
+	return p, nil
+}

@@ -1,0 +1,125 @@
+package policy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// LocalFile is the policy file used when no --policy is given and it
+// exists in the current directory.
+const LocalFile = "agentbox.yaml"
+
+// Resolve loads the policy a command should use: the named file, else
+// ./agentbox.yaml if present, else the built-in default.
+func Resolve(path string) (*Policy, error) {
+	if path != "" {
+		return Load(path)
+	}
+	if fi, err := os.Stat(LocalFile); err == nil && fi.Mode().IsRegular() {
+		return Load(LocalFile)
+	}
+	return Default(), nil
+}
+
+// Describe names the policy for humans: its path, or "built-in default".
+func (p *Policy) Describe() string {
+	if p.Path == "" {
+		return "the built-in default policy"
+	}
+	return p.Path
+}
+
+// LoadErrors splits a Load error into its one-line problems.
+func LoadErrors(err error) []string {
+	var multi interface{ Unwrap() []error }
+	if errors.As(err, &multi) {
+		var out []string
+		for _, e := range multi.Unwrap() {
+			out = append(out, e.Error())
+		}
+		return out
+	}
+	return []string{err.Error()}
+}
+
+// WriteExplanation prints a decision for humans: the verdict of the whole
+// script with its reason, then each part, most restrictive first.
+func WriteExplanation(w io.Writer, d Decision) error {
+	if _, err := fmt.Fprintf(w, "%s: %s\n", d.Verdict, Visible(d.Reason)); err != nil {
+		return err
+	}
+	parts := append([]Part(nil), d.Parts...)
+	sort.SliceStable(parts, func(i, j int) bool { return parts[i].Verdict > parts[j].Verdict })
+	width := 0
+	for _, p := range parts {
+		width = max(width, len(Visible(strings.Join(p.Argv, " "))))
+	}
+	width = min(width, 48)
+	for _, p := range parts {
+		detail := p.Rule
+		if p.Pattern != "" {
+			detail += fmt.Sprintf(" %q", p.Pattern)
+		}
+		if p.Note != "" {
+			detail += " (" + p.Note + ")"
+		}
+		if p.Why != "" {
+			detail += ": " + p.Why
+		}
+		if _, err := fmt.Fprintf(w, "  %-5s %-*s  %s\n", p.Verdict, width, Visible(strings.Join(p.Argv, " ")), detail); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteExplanationJSON prints the decision as DESIGN.md's explain JSON.
+func WriteExplanationJSON(w io.Writer, d Decision) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(d)
+}
+
+// Tool names of the agent's tools, as recorded in the audit log.
+const (
+	ToolExecuteBash = "execute_bash"
+	ToolReadFile    = "read_file"
+	ToolWriteFile   = "write_file"
+)
+
+// ActionFor maps a tool call to the action the policy decides. ok is false
+// for an unknown tool or missing arguments.
+func ActionFor(tool string, args map[string]any) (Action, bool) {
+	str := func(k string) (string, bool) {
+		s, ok := args[k].(string)
+		return s, ok
+	}
+	switch tool {
+	case ToolExecuteBash:
+		c, ok := str("command")
+		return Action{Kind: Command, Command: c}, ok
+	case ToolReadFile:
+		p, ok := str("path")
+		return Action{Kind: Read, Path: p}, ok
+	case ToolWriteFile:
+		p, ok := str("path")
+		return Action{Kind: Write, Path: p}, ok
+	}
+	return Action{}, false
+}
+
+// DecideCall re-decides a recorded tool call (audit replay). Unknown tools
+// and calls without their arguments are denied.
+func (p *Policy) DecideCall(tool string, args map[string]any) (decision, rule string) {
+	a, ok := ActionFor(tool, args)
+	if !ok {
+		return Deny.String(), "unknown tool or arguments"
+	}
+	d := p.Decide(a)
+	return d.Verdict.String(), d.Rule
+}

@@ -1,0 +1,211 @@
+// Package policy decides whether an agent's action may run in the sandbox.
+//
+// A policy is a YAML file (see policy.example.yaml at the repository root,
+// which is also the built-in default). Load and Parse validate it strictly
+// and report every problem as file:line:col. Decide takes one Action — a
+// bash script for execute_bash, or a path for read_file/write_file — and
+// returns a Decision: allow, ask or deny, with a one-line reason and, for
+// scripts, the verdict of every simple command the script contains.
+//
+// Scripts are analysed statically with mvdan.cc/sh/v3/syntax in the bash
+// dialect: every simple command anywhere in the script counts, wrappers such
+// as env, timeout, xargs, find -exec and bash -c are unwrapped, and shell
+// features that defeat static analysis (function definitions, aliases,
+// source, assignments to PATH-like variables, /dev/tcp) are always denied.
+// Decide is pure: it does no I/O and is safe for concurrent use.
+package policy
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Verdict is the outcome of a decision. Verdicts are ordered by
+// restrictiveness: Allow < Ask < Deny.
+type Verdict int
+
+// The verdicts, least restrictive first.
+const (
+	Allow Verdict = iota
+	Ask
+	Deny
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Allow:
+		return "allow"
+	case Ask:
+		return "ask"
+	case Deny:
+		return "deny"
+	}
+	return fmt.Sprintf("Verdict(%d)", int(v))
+}
+
+// MarshalText encodes the verdict as "allow", "ask" or "deny".
+func (v Verdict) MarshalText() ([]byte, error) {
+	if v < Allow || v > Deny {
+		return nil, fmt.Errorf("policy: invalid verdict %d", int(v))
+	}
+	return []byte(v.String()), nil
+}
+
+// UnmarshalText accepts "allow", "ask" or "deny".
+func (v *Verdict) UnmarshalText(b []byte) error {
+	x, ok := parseVerdict(string(b))
+	if !ok {
+		return fmt.Errorf("policy: %q is not a verdict; use allow, ask or deny", b)
+	}
+	*v = x
+	return nil
+}
+
+func parseVerdict(s string) (Verdict, bool) {
+	switch s {
+	case "allow":
+		return Allow, true
+	case "ask":
+		return Ask, true
+	case "deny":
+		return Deny, true
+	}
+	return 0, false
+}
+
+// Kind is the kind of action to decide.
+type Kind int
+
+// The kinds of action: a bash script (execute_bash), a read_file path and a
+// write_file path.
+const (
+	Command Kind = iota
+	Read
+	Write
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Command:
+		return "command"
+	case Read:
+		return "read"
+	case Write:
+		return "write"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Action is one request of the model. Command is set for Kind Command, Path
+// for Read and Write (relative to /workspace, or absolute).
+type Action struct {
+	Kind    Kind
+	Command string
+	Path    string
+}
+
+// Part is the decision for one simple command of a script (after
+// unwrapping), one redirection target, one always-denied construct, or the
+// path of a file action.
+type Part struct {
+	Argv    []string `json:"argv"`
+	Verdict Verdict  `json:"decision"`
+	Rule    string   `json:"rule"`
+	Pattern string   `json:"pattern,omitempty"`
+	Why     string   `json:"why,omitempty"`
+	Note    string   `json:"note,omitempty"`
+}
+
+// Decision is the outcome of Decide. Rule, Pattern and Why are those of the
+// deciding part: the first part with the most restrictive verdict.
+type Decision struct {
+	Verdict Verdict `json:"decision"`
+	Reason  string  `json:"reason"`
+	Rule    string  `json:"rule,omitempty"`
+	Pattern string  `json:"pattern,omitempty"`
+	Why     string  `json:"why,omitempty"`
+	Parts   []Part  `json:"commands,omitempty"`
+}
+
+// Policy is a loaded, validated policy. It is immutable; Decide is safe for
+// concurrent use.
+type Policy struct {
+	Path    string // file it came from; "" for the built-in default
+	SHA256  string // hex sha256 of the raw bytes
+	Sandbox SandboxSettings
+	Audit   AuditSettings
+
+	cmd   commandRules
+	read  fileRules
+	write fileRules
+}
+
+// SandboxSettings is the policy's sandbox: block, with defaults filled in.
+type SandboxSettings struct {
+	Image          string
+	Runtime        string // OCI runtime; "" = engine default
+	Workspace      string // rw | ro | copy
+	Network        string // none | open
+	User           string // uid:gid; "" = the invoking user's
+	CPUs           float64
+	MemoryBytes    int64
+	Pids           int64
+	CallTimeout    time.Duration
+	SessionTimeout time.Duration
+	OutputMaxBytes int64
+	Env            []string // names of host variables passed in
+	Background     string   // kill | keep
+}
+
+// AuditSettings is the policy's audit: block, with defaults filled in.
+type AuditSettings struct {
+	Redact       []*regexp.Regexp
+	PreviewBytes int64
+}
+
+type commandRules struct {
+	def, dynamic Verdict
+	lists        [3][]*rule // indexed by Verdict: allow, ask, deny
+}
+
+type fileRules struct {
+	allow, deny []string
+}
+
+// FileRules returns the cleaned globs of files.read (write false) or
+// files.write (write true), so that the in-container executor can re-check
+// the path a request resolves to with MatchFile.
+func (p *Policy) FileRules(write bool) (allow, deny []string) {
+	r := p.read
+	if write {
+		r = p.write
+	}
+	return append([]string(nil), r.allow...), append([]string(nil), r.deny...)
+}
+
+func defaultSandbox() SandboxSettings {
+	return SandboxSettings{
+		Image:          "agentbox/base:latest",
+		Workspace:      "rw",
+		Network:        "none",
+		CPUs:           1,
+		MemoryBytes:    1 << 30,
+		Pids:           256,
+		CallTimeout:    60 * time.Second,
+		SessionTimeout: time.Hour,
+		OutputMaxBytes: 16 << 10,
+		Env:            []string{"LANG", "TZ"},
+		Background:     "kill",
+	}
+}
+
+func newPolicy() *Policy {
+	return &Policy{
+		Sandbox: defaultSandbox(),
+		Audit:   AuditSettings{PreviewBytes: 4 << 10},
+		cmd:     commandRules{def: Ask, dynamic: Deny},
+		read:    fileRules{allow: []string{"**"}},
+		write:   fileRules{allow: []string{"**"}},
+	}
+}
