@@ -35,12 +35,24 @@ lint:
 bench: image
 	AGENTBOX_REQUIRE_DOCKER=1 AGENTBOX_BIN=$(BIN) $(GO) run ./internal/benchreport -o BENCHMARKS.md
 
-# Until the agent lands: a real session in a real container on a copy of a
-# small example workspace.
+# A real session in a real container on a fresh copy of the demo workspace:
+# the scripted model (no network, no key) unless OPENAI_API_KEY is set, then
+# the audit timeline and its verification.
+DEMO_TASK := count the Python files here and write the number to count.txt
 demo: image
-	@rm -rf .demo && mkdir -p .demo/workspace && printf 'print("hello")\n' > .demo/workspace/hello.py
-	$(BIN) exec --workspace .demo/workspace -- 'echo "python files: $$(find . -name "*.py" | wc -l)"; python3 hello.py; find . -name "*.py" | wc -l > count.txt'
-	@echo "count.txt on the host: $$(cat .demo/workspace/count.txt)"
+	@rm -rf .demo && mkdir -p .demo && cp -R examples/demo-workspace .demo/workspace
+	@if [ -n "$$OPENAI_API_KEY" ]; then \
+	  echo "== agentbox run (model $${OPENAI_MODEL:-gpt-4o-mini})"; \
+	  $(BIN) run --no-memory --workspace .demo/workspace --audit .demo/audit.jsonl "$(DEMO_TASK)"; \
+	else \
+	  echo "== agentbox run --script examples/demo.yaml (set OPENAI_API_KEY to use a real model)"; \
+	  $(BIN) run --no-memory --workspace .demo/workspace --audit .demo/audit.jsonl --script examples/demo.yaml "$(DEMO_TASK)"; \
+	fi
+	@echo "== count.txt in the workspace: $$(cat .demo/workspace/count.txt)"
+	@echo "== agentbox audit show .demo/audit.jsonl"
+	@$(BIN) audit show .demo/audit.jsonl
+	@echo "== agentbox audit verify .demo/audit.jsonl"
+	@$(BIN) audit verify .demo/audit.jsonl
 
 clean:
 	rm -rf bin .demo

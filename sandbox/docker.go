@@ -113,7 +113,10 @@ func (d *Docker) Start(ctx context.Context, cfg Config) (Session, error) {
 		}
 		return nil, fmt.Errorf("%w: inspecting image %s: %v", ErrUnavailable, cfg.Image, shortErr(err))
 	}
-	id := newID()
+	id := cfg.SessionID
+	if id == "" {
+		id = NewID()
+	}
 	ccfg, hc := containerSpec(cfg, exe, id, d.owner, d.host)
 	s := &dockerSession{rt: d, id: id, cfg: cfg, info: Info{SessionID: id, Image: cfg.Image, ImageID: img.ID, Runtime: cfg.Runtime, User: ccfg.User}}
 	d.track(s)
@@ -131,6 +134,9 @@ func (d *Docker) Start(ctx context.Context, cfg Config) (Session, error) {
 }
 
 func checkConfig(cfg *Config) error {
+	if cfg.SessionID != "" && !validID(cfg.SessionID) {
+		return fmt.Errorf("%w: session id %q: want 12 to 64 hex digits", ErrConfig, cfg.SessionID)
+	}
 	if cfg.Image == "" {
 		cfg.Image = "agentbox/base:latest"
 	}
@@ -241,7 +247,8 @@ func containerSpec(cfg Config, exe, id, owner, host string) (*container.Config, 
 	return ccfg, hc
 }
 
-func newID() string {
+// NewID returns a new random session id (32 hex digits).
+func NewID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
@@ -334,4 +341,16 @@ func OwnedBy(ctx context.Context, eng Engine, pid int) ([]string, error) {
 		}
 	}
 	return ids, nil
+}
+
+func validID(s string) bool {
+	if len(s) < 12 || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -54,6 +54,7 @@ type Config struct {
 	KeepBackground bool              // processes left behind after a call survive
 	OutputCap      int               // bytes of output kept per call (head + tail)
 	ExecutorPath   string            // static agentbox binary to mount; "" = os.Executable
+	SessionID      string            // "" = a new random id (see NewID)
 }
 
 // Info describes a started session.

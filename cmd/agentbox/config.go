@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/urfave/cli/v2"
 )
@@ -12,6 +13,9 @@ import (
 // sandboxFlags are the flags of every command that starts a sandbox.
 func sandboxFlags() []cli.Flag {
 	return []cli.Flag{
+		policyFlag(),
+		&cli.StringFlag{Name: "audit", Usage: "audit log (default: $XDG_STATE_HOME/agentbox/audit.jsonl; never inside the workspace)", EnvVars: []string{"AGENTBOX_AUDIT"}},
+		&cli.StringFlag{Name: "audit-key-file", Usage: "HMAC key file for the audit log (else $AGENTBOX_AUDIT_KEY)"},
 		&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "directory mounted at /workspace (default: current directory)"},
 		&cli.StringFlag{Name: "image", Usage: "sandbox image (default: the policy's sandbox.image)"},
 		&cli.StringFlag{Name: "network", Usage: "none | open (default: the policy's sandbox.network)"},
@@ -19,8 +23,9 @@ func sandboxFlags() []cli.Flag {
 	}
 }
 
-// sandboxConfig builds the session configuration from flags.
-func sandboxConfig(c *cli.Context) (sandbox.Config, error) {
+// sandboxConfig builds the session configuration from the policy's sandbox
+// settings, overridden by flags.
+func sandboxConfig(c *cli.Context, p *policy.Policy) (sandbox.Config, error) {
 	ws := c.String("workspace")
 	if ws == "" {
 		wd, err := os.Getwd()
@@ -40,13 +45,31 @@ func sandboxConfig(c *cli.Context) (sandbox.Config, error) {
 	if !fi.IsDir() {
 		return sandbox.Config{}, fmt.Errorf("%w: workspace %s is not a directory; pass --workspace DIR", sandbox.ErrConfig, ws)
 	}
+	st := p.Sandbox
+	mode := st.Workspace
+	if mode == "copy" {
+		return sandbox.Config{}, fmt.Errorf("%w: sandbox.workspace: copy is not supported yet; use rw or ro", sandbox.ErrConfig)
+	}
+	env := map[string]string{}
+	for _, name := range st.Env {
+		if v, ok := os.LookupEnv(name); ok {
+			env[name] = v
+		}
+	}
 	cfg := sandbox.Config{
-		Image:         "agentbox/base:latest",
-		Workspace:     abs,
-		WorkspaceMode: "rw",
-		Network:       "none",
-		ExecutorPath:  c.String("executor"),
-		Env:           map[string]string{},
+		Image:          st.Image,
+		Runtime:        st.Runtime,
+		Workspace:      abs,
+		WorkspaceMode:  mode,
+		Network:        st.Network,
+		User:           st.User,
+		CPUs:           st.CPUs,
+		MemoryBytes:    st.MemoryBytes,
+		Pids:           st.Pids,
+		Env:            env,
+		KeepBackground: st.Background == "keep",
+		OutputCap:      int(st.OutputMaxBytes),
+		ExecutorPath:   c.String("executor"),
 	}
 	if v := c.String("image"); v != "" {
 		cfg.Image = v

@@ -20,6 +20,7 @@ import (
 type result struct {
 	code           int
 	stdout, stderr string
+	pid            int
 }
 
 func agentbox(t *testing.T, env []string, args ...string) result {
@@ -37,7 +38,7 @@ func agentbox(t *testing.T, env []string, args ...string) result {
 	} else if err != nil {
 		t.Fatalf("running agentbox: %v", err)
 	}
-	return result{code, out.String(), errb.String()}
+	return result{code, out.String(), errb.String(), cmd.Process.Pid}
 }
 
 func baseEnv(t *testing.T) []string {
@@ -86,8 +87,8 @@ func TestExecTimeoutKillsEverything(t *testing.T) {
 	if r.code != 124 || !strings.Contains(r.stderr, "timed out") {
 		t.Fatalf("want 124 and a message, got %d %q", r.code, r.stderr)
 	}
-	if left := testutil.Leftovers(t, cli, ""); len(left) != 0 {
-		t.Errorf("containers left: %v", left)
+	if left := ownerOf(t, cli, r.pid); left != "" {
+		t.Errorf("container left: %v", left)
 	}
 }
 

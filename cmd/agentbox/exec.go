@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/agentbox/agentbox"
+	"github.com/agentbox/agentbox/agent"
+	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/docker/docker/client"
 	"github.com/urfave/cli/v2"
@@ -19,6 +24,7 @@ func execCommand() *cli.Command {
 		ArgsUsage: "-- COMMAND",
 		Flags: append(sandboxFlags(),
 			&cli.DurationFlag{Name: "timeout", Usage: "kill the command (and everything it started) after this long (default: the policy's call timeout)"},
+			approveFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object instead of the output"},
 		),
 		Action: func(c *cli.Context) error {
@@ -26,52 +32,101 @@ func execCommand() *cli.Command {
 			if strings.TrimSpace(command) == "" {
 				return usageError{errors.New("exec needs a command: agentbox exec -- 'ls -la'")}
 			}
-			cfg, err := sandboxConfig(c)
+			p, err := loadPolicy(c)
+			if err != nil {
+				return err
+			}
+			cfg, err := sandboxConfig(c, p)
 			if err != nil {
 				return err
 			}
 			timeout := c.Duration("timeout")
 			if timeout <= 0 {
-				timeout = 60 * time.Second
+				timeout = p.Sandbox.CallTimeout
 			}
-			// A cheap gc first: sandboxes of dead owners go.
+			appr, err := approver(c)
+			if err != nil {
+				return err
+			}
+			log, err := openAudit(c, p, cfg.Workspace)
+			if err != nil {
+				return err
+			}
+			defer log.Close()
 			return withRuntime(c.Context, func(cl *client.Client, rt *sandbox.Docker) error {
-				_, _ = sandbox.GC(c.Context, cl)
-				sess, err := rt.Start(c.Context, cfg)
+				_, _ = sandbox.GC(c.Context, cl) // a cheap gc first: sandboxes of dead owners go
+				tools := &agent.Tools{Policy: p, Audit: log, Approver: appr, CallTimeout: timeout,
+					OutputCap: cfg.OutputCap, Network: cfg.Network, WorkspaceMode: cfg.WorkspaceMode, Redact: log.Redact}
+				o, err := agent.ExecOnce(c.Context, agent.ExecConfig{
+					Command: command, Tools: tools,
+					Start: func(ctx context.Context, id string) (sandbox.Session, error) {
+						cfg.SessionID = id
+						return rt.Start(ctx, cfg)
+					},
+					Workspace: cfg.Workspace, WorkspaceMode: cfg.WorkspaceMode,
+					PolicyPath: p.Path, PolicySHA256: p.SHA256, Version: agentbox.Version,
+				})
 				if err != nil {
 					return err
 				}
-				defer sess.Close(c.Context)
-				res, err := sess.Exec(c.Context, sandbox.ExecRequest{Command: command, Timeout: timeout})
-				if err != nil {
-					return err
-				}
-				return printExec(c, res, timeout)
+				return printExec(c, p, o, timeout)
 			})
 		},
 	}
 }
 
-func printExec(c *cli.Context, res sandbox.ExecResult, timeout time.Duration) error {
+func printExec(c *cli.Context, p *policy.Policy, o agent.Outcome, timeout time.Duration) error {
 	if c.Bool("json") {
 		out := struct {
-			sandbox.ExecResult
-			Output string `json:"output"`
-		}{res, string(res.Output)}
+			Decision   string `json:"decision"`
+			Rule       string `json:"rule,omitempty"`
+			Reason     string `json:"reason,omitempty"`
+			ExitCode   int    `json:"exit_code"`
+			TimedOut   bool   `json:"timed_out"`
+			OOMKilled  bool   `json:"oom_killed,omitempty"`
+			DurationMS int64  `json:"duration_ms"`
+			Output     string `json:"output"`
+			Bytes      int64  `json:"output_bytes"`
+			SHA256     string `json:"output_sha256,omitempty"`
+			Truncated  bool   `json:"truncated"`
+		}{o.Decision, o.Rule, o.Reason, o.ExitCode, o.TimedOut, o.OOMKilled, o.Duration.Milliseconds(),
+			string(o.Output), o.OutBytes, o.OutSHA256, o.OutBytes > int64(len(o.Output))}
+		if o.Denied {
+			out.ExitCode = exitDenied
+		}
 		enc := json.NewEncoder(c.App.Writer)
+		enc.SetEscapeHTML(false)
 		if err := enc.Encode(out); err != nil {
 			return err
 		}
 	} else {
-		_, _ = c.App.Writer.Write(res.Output)
+		_, _ = c.App.Writer.Write(o.Output)
 	}
 	switch {
-	case res.TimedOut:
+	case o.Denied:
+		if o.Rule != "" && p.Decide(policy.Action{Kind: policy.Command, Command: o.Summary}).Verdict == policy.Ask {
+			return exitWith(exitDenied, fmt.Errorf("denied: %s needs approval (%s) and was not approved (%s); nothing ran", o.Rule, o.Reason, approvalHint(c)))
+		}
+		return exitWith(exitDenied, fmt.Errorf("denied by policy: %s; nothing ran (see agentbox policy explain)", o.Reason))
+	case o.TimedOut:
 		return exitWith(exitTimeout, fmt.Errorf("command timed out after %s; everything it started was killed", timeout))
-	case res.OOMKilled:
-		return exitWith(res.ExitCode, errors.New("command was killed: out of memory (raise sandbox.limits.memory in the policy)"))
-	case res.ExitCode != 0:
-		return exitWith(res.ExitCode, nil)
+	case o.OOMKilled:
+		return exitWith(o.ExitCode, errors.New("command was killed: out of memory (raise sandbox.limits.memory in the policy)"))
+	case o.ExitCode != 0:
+		return exitWith(o.ExitCode, nil)
 	}
 	return nil
+}
+
+func approvalHint(c *cli.Context) string {
+	switch c.String("approve") {
+	case "deny":
+		return "--approve deny"
+	case "", "prompt":
+		if c.String("approve") == "" && !isTerminal(os.Stdin) {
+			return "no terminal to ask on; pass --approve allow to allow it"
+		}
+		return "refused at the prompt"
+	}
+	return "refused"
 }

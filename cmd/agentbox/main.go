@@ -119,6 +119,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			return usageError{fmt.Errorf("%w (see agentbox --help)", err)}
 		},
 		Commands: []*cli.Command{
+			runCommand(),
 			execCommand(),
 			policyCommand(),
 			auditCommand(),

@@ -1,0 +1,147 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/policy"
+)
+
+// ApprovalRequest is a call the policy says to ask about.
+type ApprovalRequest struct {
+	CallID   string
+	Tool     string
+	Subject  string // the command, or the path
+	Decision policy.Decision
+}
+
+// Approval is the answer. DecidedBy is one of audit.DecidedByUser,
+// audit.DecidedByFlag, audit.DecidedBySessionRule or audit.DecidedByPolicy
+// (nobody could be asked).
+type Approval struct {
+	Allow     bool
+	DecidedBy string
+	Approver  string // which approver answered, for the audit log
+	Note      string // shown to the model when denied
+}
+
+// Approver answers the calls the policy says to ask about.
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) (Approval, error)
+}
+
+// DenyAll denies every request: the approver when there is no terminal to
+// ask. DecidedBy defaults to "policy" (nobody was asked); the CLI sets
+// "flag" for --approve deny.
+type DenyAll struct{ DecidedBy string }
+
+// AllowAll allows every request (--approve allow); decided_by "flag".
+type AllowAll struct{}
+
+var (
+	_ Approver = DenyAll{}
+	_ Approver = AllowAll{}
+	_ Approver = (*Prompt)(nil)
+)
+
+// Approve denies.
+func (d DenyAll) Approve(context.Context, ApprovalRequest) (Approval, error) {
+	by := d.DecidedBy
+	if by == "" {
+		by = audit.DecidedByPolicy
+	}
+	note := "the policy requires approval and no one could be asked (no terminal)"
+	if by == audit.DecidedByFlag {
+		note = "the policy requires approval and the user denies all such requests (--approve deny)"
+	}
+	return Approval{Allow: false, DecidedBy: by, Approver: "deny-all", Note: note}, nil
+}
+
+// Approve allows.
+func (AllowAll) Approve(context.Context, ApprovalRequest) (Approval, error) {
+	return Approval{Allow: true, DecidedBy: audit.DecidedByFlag, Approver: "allow-all"}, nil
+}
+
+// Prompt asks on a terminal: y (yes), n (no), a (always: allow every later
+// call this rule asks about, for this session). End of input denies. A
+// Prompt belongs to one session; it is not safe for concurrent use.
+type Prompt struct {
+	in     *bufio.Reader
+	out    io.Writer
+	always map[string]bool
+}
+
+// NewPrompt returns a Prompt reading answers from in and writing questions
+// to out.
+func NewPrompt(in io.Reader, out io.Writer) *Prompt {
+	return &Prompt{in: bufio.NewReader(in), out: out, always: map[string]bool{}}
+}
+
+// rememberable reports whether "always" may be offered for rule: only for
+// a rule the policy names in a list, never for the catch-all defaults.
+func rememberable(rule string) bool {
+	return strings.Contains(rule, "[")
+}
+
+// Approve asks the user. The read blocks until a line arrives; it does not
+// observe ctx while blocked.
+func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (Approval, error) {
+	rule := req.Decision.Rule
+	if rule != "" && p.always[rule] {
+		return Approval{Allow: true, DecidedBy: audit.DecidedBySessionRule, Approver: "interactive"}, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nagentbox: the policy asks before this %s call:\n", req.Tool)
+	fmt.Fprintf(&b, "    %s\n", policy.Visible(req.Subject))
+	if rule != "" {
+		fmt.Fprintf(&b, "  rule:   %s", rule)
+		if req.Decision.Pattern != "" {
+			fmt.Fprintf(&b, " %q", req.Decision.Pattern)
+		}
+		b.WriteByte('\n')
+	}
+	if req.Decision.Why != "" {
+		fmt.Fprintf(&b, "  why:    %s\n", policy.Visible(req.Decision.Why))
+	}
+	if req.Decision.Reason != "" {
+		fmt.Fprintf(&b, "  reason: %s\n", policy.Visible(req.Decision.Reason))
+	}
+	question := "Allow? [y]es / [n]o: "
+	if rememberable(rule) {
+		question = fmt.Sprintf("Allow? [y]es / [n]o / [a]lways for %s in this session: ", rule)
+	}
+	if _, err := io.WriteString(p.out, b.String()); err != nil {
+		return Approval{}, fmt.Errorf("writing the approval prompt: %w", err)
+	}
+	for range 3 {
+		if err := ctx.Err(); err != nil {
+			return Approval{}, context.Cause(ctx)
+		}
+		fmt.Fprint(p.out, question)
+		line, err := p.in.ReadString('\n')
+		ans := strings.ToLower(strings.TrimSpace(line))
+		switch {
+		case ans == "y" || ans == "yes":
+			return Approval{Allow: true, DecidedBy: audit.DecidedByUser, Approver: "interactive"}, nil
+		case (ans == "a" || ans == "always") && rememberable(rule):
+			p.always[rule] = true
+			return Approval{Allow: true, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: "always for " + rule}, nil
+		case ans == "n" || ans == "no":
+			return Approval{Allow: false, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: "the user declined"}, nil
+		}
+		if err != nil {
+			fmt.Fprintln(p.out)
+			if errors.Is(err, io.EOF) {
+				return Approval{Allow: false, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: "the user gave no answer (end of input)"}, nil
+			}
+			return Approval{}, fmt.Errorf("reading the approval answer: %w", err)
+		}
+		fmt.Fprintf(p.out, "please answer y or n%s\n", map[bool]string{true: " or a", false: ""}[rememberable(rule)])
+	}
+	return Approval{Allow: false, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: "no valid answer"}, nil
+}

@@ -1,0 +1,119 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+
+	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/sandbox"
+)
+
+// Exec statuses, recorded in session_end.
+const (
+	StatusDenied   = "denied"    // the policy (or the approver) refused the command
+	StatusFailed   = "failed"    // the command ran and exited non-zero
+	StatusTimedOut = "timed_out" // the command hit its call timeout
+)
+
+// ExecConfig is one `agentbox exec`: a single execute_bash call in a fresh
+// sandbox, with the same pipeline and audit records as `agentbox run`.
+type ExecConfig struct {
+	Command string
+	// Tools carries the policy, audit log, approver and limits. Its
+	// Session is filled in by Start; Start is not called when the policy
+	// denies the command outright, so a denied command starts nothing.
+	Tools *Tools
+	// Start starts the sandbox with the given session id.
+	Start func(ctx context.Context, sessionID string) (sandbox.Session, error)
+
+	Workspace, WorkspaceMode string
+	PolicyPath, PolicySHA256 string
+	Version                  string
+}
+
+// ExecOnce runs cfg.Command and records session_start, the tool call and
+// session_end. The session it starts is closed before it returns. The
+// Outcome says what happened; the error is set when the sandbox or the audit
+// log failed (the Outcome's Err), or when ctx ended.
+func ExecOnce(ctx context.Context, cfg ExecConfig) (Outcome, error) {
+	t := cfg.Tools
+	if t == nil || t.Policy == nil || t.Audit == nil || cfg.Start == nil {
+		return Outcome{}, errors.New("agent.ExecOnce: Tools, Tools.Policy, Tools.Audit and Start are required")
+	}
+	if t.SessionID == "" {
+		t.SessionID = sandbox.NewID()
+	}
+	start := &audit.Record{Event: audit.EventSessionStart, Session: t.SessionID, Task: cfg.Command,
+		PolicyPath: cfg.PolicyPath, PolicySHA256: cfg.PolicySHA256, Workspace: cfg.Workspace,
+		WorkspaceMode: cfg.WorkspaceMode, Version: cfg.Version, User: currentUser()}
+	start.Host, _ = os.Hostname()
+
+	var before Snap
+	snap := false
+	if t.Policy.Decide(policy.Action{Kind: policy.Command, Command: cfg.Command}).Verdict != policy.Deny {
+		sess, err := cfg.Start(ctx, t.SessionID)
+		if err != nil {
+			return Outcome{}, err
+		}
+		defer sess.Close(context.WithoutCancel(ctx))
+		t.Session = sess
+		info := sess.Info()
+		start.Image, start.ImageID, start.ContainerID = info.Image, info.ImageID, info.ContainerID
+		if cfg.Workspace != "" && cfg.WorkspaceMode != "ro" {
+			if b, err := Snapshot(cfg.Workspace); err == nil {
+				before, snap = b, true
+			}
+		}
+	}
+	if err := t.Audit.Append(start); err != nil {
+		return Outcome{}, fmt.Errorf("audit log: %w; nothing runs without an audit record", err)
+	}
+	o := t.Exec(ctx, cfg.Command)
+	end := &audit.Record{Event: audit.EventSessionEnd, Session: t.SessionID, Steps: 1, Status: execStatus(ctx, o)}
+	if o.Err != nil {
+		end.Error = t.redact(o.Err.Error())
+	}
+	if snap {
+		if after, err := Snapshot(cfg.Workspace); err == nil {
+			end.Files = Diff(before, after)
+		}
+	}
+	endErr := t.Audit.Append(end)
+	if o.Err != nil {
+		return o, o.Err
+	}
+	if ctx.Err() != nil {
+		return o, context.Cause(ctx)
+	}
+	if endErr != nil {
+		return o, fmt.Errorf("audit log: %w", endErr)
+	}
+	return o, nil
+}
+
+func execStatus(ctx context.Context, o Outcome) string {
+	switch {
+	case ctx.Err() != nil:
+		return StatusInterrupted
+	case o.Err != nil:
+		return StatusError
+	case o.Denied:
+		return StatusDenied
+	case o.TimedOut:
+		return StatusTimedOut
+	case o.ExitCode != 0:
+		return StatusFailed
+	}
+	return StatusOK
+}
+
+func currentUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
+}

@@ -1,0 +1,360 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"strings"
+	"time"
+
+	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/sandbox"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// DefaultMaxSteps bounds the model calls of a run.
+const DefaultMaxSteps = 30
+
+// Result statuses.
+const (
+	StatusOK          = "ok"          // the model gave a final answer
+	StatusStepLimit   = "step_limit"  // MaxSteps model calls without a final answer
+	StatusTimeout     = "timeout"     // the session timeout ended the run
+	StatusInterrupted = "interrupted" // the caller's context was cancelled
+	StatusError       = "error"       // the model, the sandbox or the audit log failed
+)
+
+// Errors that end a run; the CLI maps ErrStepLimit and ErrSessionTimeout to
+// exit code 3. Other errors keep their cause: *ModelError (exit 1),
+// sandbox.ErrExecutor (exit 125), context.Canceled (exit 130).
+var (
+	ErrStepLimit      = errors.New("step limit reached")
+	ErrSessionTimeout = errors.New("session timeout")
+)
+
+// RunConfig is one agent run. Tools carries the sandbox session, policy,
+// approver and audit log; Run does not close the session.
+type RunConfig struct {
+	Task  string
+	Model Model
+	// ModelName is recorded in the audit log; "" = the model's Name().
+	ModelName string
+	Tools     *Tools
+	// Workspace is the host directory mounted at /workspace: AGENTS.md is
+	// read from it and it is snapshotted before and after the run ("" =
+	// neither). WorkspaceMode is recorded (rw, ro, copy).
+	Workspace     string
+	WorkspaceMode string
+	// Recorded in session_start.
+	PolicyPath, PolicySHA256 string
+	Version, User, Host      string
+
+	MaxSteps       int           // default DefaultMaxSteps
+	SessionTimeout time.Duration // 0 = none
+	ContextBudget  int           // estimated tokens; default DefaultContextBudget
+	Plan           bool          // ask for a plan first, then run its steps
+	// Memory holds past runs of this workspace; nil disables it.
+	Memory      *Memory
+	MemoryLines int  // default DefaultMemoryLines
+	NoProject   bool // do not read AGENTS.md
+	// Events receives progress (nil = none).
+	Events Events
+}
+
+// Result is the outcome of a run (agentbox run --json prints it).
+type Result struct {
+	Status           string             `json:"status"`
+	Answer           string             `json:"answer"`
+	Steps            int                `json:"steps"`
+	PromptTokens     int                `json:"prompt_tokens"`
+	CompletionTokens int                `json:"completion_tokens"`
+	SessionID        string             `json:"session"`
+	FilesChanged     []audit.FileChange `json:"files_changed"`
+	Plan             []string           `json:"plan,omitempty"`
+	Error            string             `json:"error,omitempty"`
+}
+
+type runner struct {
+	cfg    RunConfig
+	tools  *Tools
+	log    AuditLog
+	ev     Events
+	sid    string
+	defs   []openai.Tool
+	msgs   []Message
+	meta   map[string]outputMeta
+	step   int
+	res    Result
+	redact func(string) string
+}
+
+// Run runs the agent on cfg.Task until the model gives a final answer, a
+// limit is reached, or ctx ends. It records session_start and session_end
+// (with the files the run changed) in the audit log. The Result is filled
+// in whatever happens; the error says why the run did not end with "ok".
+func Run(ctx context.Context, cfg RunConfig) (Result, error) {
+	if cfg.Model == nil || cfg.Tools == nil || cfg.Tools.Session == nil || cfg.Tools.Policy == nil || cfg.Tools.Audit == nil {
+		return Result{Status: StatusError}, errors.New("agent.Run: Model, Tools, Tools.Session, Tools.Policy and Tools.Audit are required")
+	}
+	if strings.TrimSpace(cfg.Task) == "" {
+		return Result{Status: StatusError}, errors.New("no task given: say what the agent should do, e.g. agentbox run \"count the Python files\"")
+	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.ContextBudget <= 0 {
+		cfg.ContextBudget = DefaultContextBudget
+	}
+	if cfg.MemoryLines <= 0 {
+		cfg.MemoryLines = DefaultMemoryLines
+	}
+	if cfg.ModelName == "" {
+		if n, ok := cfg.Model.(interface{ Name() string }); ok {
+			cfg.ModelName = n.Name()
+		}
+	}
+	if cfg.User == "" {
+		if u, err := user.Current(); err == nil {
+			cfg.User = u.Username
+		}
+	}
+	if cfg.Host == "" {
+		cfg.Host, _ = os.Hostname()
+	}
+	r := &runner{cfg: cfg, tools: cfg.Tools, log: cfg.Tools.Audit, ev: cfg.Events, meta: map[string]outputMeta{}}
+	if r.ev == nil {
+		r.ev = NopEvents{}
+	}
+	r.sid = r.tools.sessionID()
+	r.res = Result{SessionID: r.sid, FilesChanged: []audit.FileChange{}}
+	r.redact = r.tools.redact
+	r.defs = r.tools.Definitions()
+	return r.run(ctx)
+}
+
+func (r *runner) record(rec *audit.Record) error {
+	rec.Session = r.sid
+	if err := r.log.Append(rec); err != nil {
+		return fmt.Errorf("audit log: %w; the run stops because it cannot be recorded", err)
+	}
+	return nil
+}
+
+func (r *runner) run(parent context.Context) (Result, error) {
+	cfg := r.cfg
+	var before Snap
+	snap := cfg.Workspace != "" && cfg.WorkspaceMode != "ro"
+	if snap {
+		var err error
+		if before, err = Snapshot(cfg.Workspace); err != nil {
+			r.ev.Notice("cannot snapshot the workspace; files changed will not be listed: " + err.Error())
+			snap = false
+		}
+	}
+	info := r.tools.Session.Info()
+	if err := r.record(&audit.Record{Event: audit.EventSessionStart, Task: cfg.Task,
+		PolicyPath: cfg.PolicyPath, PolicySHA256: cfg.PolicySHA256, Image: info.Image, ImageID: info.ImageID,
+		ContainerID: info.ContainerID, Workspace: cfg.Workspace, WorkspaceMode: cfg.WorkspaceMode,
+		Model: cfg.ModelName, Version: cfg.Version, User: cfg.User, Host: cfg.Host}); err != nil {
+		r.res.Status, r.res.Error = StatusError, err.Error()
+		return r.res, err
+	}
+
+	ctx := parent
+	if cfg.SessionTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(parent, cfg.SessionTimeout, ErrSessionTimeout)
+		defer cancel()
+	}
+	r.msgs = []Message{{Role: RoleSystem, Content: r.redact(SystemPrompt(r.promptInput()))}}
+	answer, err := r.work(ctx)
+
+	// Classify the end.
+	switch {
+	case err == nil:
+		r.res.Status = StatusOK
+	case errors.Is(err, ErrStepLimit):
+		r.res.Status = StatusStepLimit
+	case parent.Err() != nil:
+		r.res.Status = StatusInterrupted
+		err = fmt.Errorf("interrupted after %d steps: %w", r.step, context.Cause(parent))
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrSessionTimeout):
+		r.res.Status = StatusTimeout
+		err = fmt.Errorf("%w: the run took longer than %s and was stopped; raise sandbox.timeouts.session in the policy", ErrSessionTimeout, cfg.SessionTimeout)
+	default:
+		r.res.Status = StatusError
+	}
+	r.res.Answer = r.redact(answer)
+	r.res.Steps = r.step
+	if err != nil {
+		r.res.Error = r.redact(err.Error())
+	}
+	if snap {
+		if after, serr := Snapshot(cfg.Workspace); serr == nil {
+			r.res.FilesChanged = Diff(before, after)
+		} else {
+			r.ev.Notice("cannot snapshot the workspace after the run: " + serr.Error())
+		}
+	}
+	endErr := r.record(&audit.Record{Event: audit.EventSessionEnd, Status: r.res.Status, Steps: r.step,
+		Answer: r.res.Answer, Files: r.res.FilesChanged, Error: r.res.Error})
+	if cfg.Memory != nil {
+		if merr := cfg.Memory.Append(MemoryEntry{Session: r.sid, Task: r.redact(cfg.Task), Status: r.res.Status, Answer: r.res.Answer}); merr != nil {
+			r.ev.Notice(merr.Error())
+		}
+	}
+	if err == nil && endErr != nil {
+		r.res.Status, r.res.Error, err = StatusError, endErr.Error(), endErr
+	}
+	r.ev.Finished(r.step, cfg.MaxSteps, r.res)
+	return r.res, err
+}
+
+func (r *runner) promptInput() PromptInput {
+	in := PromptInput{Info: ToolInfo{CallTimeout: r.tools.callTimeout(), OutputCap: r.tools.outputCap(),
+		Network: r.tools.Network, WorkspaceMode: r.tools.WorkspaceMode}}
+	if r.cfg.Workspace != "" && !r.cfg.NoProject {
+		p, err := ReadProjectInstructions(r.cfg.Workspace)
+		if err != nil {
+			r.ev.Notice("ignoring " + ProjectFile + ": " + err.Error())
+		}
+		in.Project = p
+	}
+	if r.cfg.Memory != nil {
+		m, err := r.cfg.Memory.Recent(r.cfg.MemoryLines)
+		if err != nil {
+			r.ev.Notice("ignoring the workspace memory: " + err.Error())
+		}
+		in.Memory = m
+	}
+	return in
+}
+
+// work runs the task, as one step or as a plan.
+func (r *runner) work(ctx context.Context) (string, error) {
+	task := r.redact(r.cfg.Task)
+	if !r.cfg.Plan {
+		r.msgs = append(r.msgs, Message{Role: RoleUser, Content: task})
+		return r.steps(ctx)
+	}
+	start := time.Now()
+	steps, resp, ok, err := MakePlan(ctx, r.cfg.Model, task)
+	if err != nil {
+		return "", fmt.Errorf("planning: %w", err)
+	}
+	if err := r.modelCall(0, resp, time.Since(start)); err != nil {
+		return "", err
+	}
+	r.ev.Planned(steps, ok)
+	if !ok {
+		r.msgs = append(r.msgs, Message{Role: RoleUser, Content: task})
+		return r.steps(ctx)
+	}
+	r.res.Plan = steps
+	var b strings.Builder
+	fmt.Fprintf(&b, "Task: %s\n\nPlan:\n", task)
+	for i, s := range steps {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, s)
+	}
+	b.WriteString("\nWork through the plan one step at a time; I will say which step to do.")
+	r.msgs = append(r.msgs, Message{Role: RoleUser, Content: b.String()})
+	var answer string
+	for i, s := range steps {
+		msg := fmt.Sprintf("Step %d of %d: %s\nWhen this step is done, reply with a short summary of it without calling a tool.", i+1, len(steps), s)
+		if i == len(steps)-1 {
+			msg = fmt.Sprintf("Step %d of %d (the last): %s\nWhen it is done, reply without calling a tool: that reply is the final answer to the task.", i+1, len(steps), s)
+		}
+		r.msgs = append(r.msgs, Message{Role: RoleUser, Content: msg})
+		a, err := r.steps(ctx)
+		if err != nil {
+			return a, err
+		}
+		answer = a
+		if i < len(steps)-1 {
+			r.ev.StepDone(r.step, r.cfg.MaxSteps, i+1, len(steps), r.redact(a))
+		}
+	}
+	return answer, nil
+}
+
+const nudge = "Your last reply was empty. Either call one of the tools, or reply with your final answer as text."
+
+// steps asks the model and carries out its tool calls until it answers.
+func (r *runner) steps(ctx context.Context) (string, error) {
+	nudged := false
+	for {
+		if err := ctx.Err(); err != nil {
+			return "", context.Cause(ctx)
+		}
+		if r.step >= r.cfg.MaxSteps {
+			return "", fmt.Errorf("%w: %d model calls without a final answer; raise --max-steps or narrow the task", ErrStepLimit, r.cfg.MaxSteps)
+		}
+		r.step++
+		if n := elide(r.msgs, r.cfg.ContextBudget, r.meta); n > 0 {
+			r.ev.Notice(fmt.Sprintf("elided %d older tool outputs to stay within the context budget", n))
+		}
+		start := time.Now()
+		resp, err := r.cfg.Model.Complete(ctx, Request{Messages: r.msgs, Tools: r.defs, Step: r.step})
+		if err != nil {
+			if ctx.Err() == nil {
+				_ = r.record(&audit.Record{Event: audit.EventError, Step: r.step, Error: r.redact(err.Error())})
+			}
+			return "", fmt.Errorf("model call (step %d): %w", r.step, err)
+		}
+		if err := r.modelCall(r.step, resp, time.Since(start)); err != nil {
+			return "", err
+		}
+		msg := resp.Message
+		msg.Role = RoleAssistant
+		msg.ReasoningContent = "" // some endpoints reject it in the history
+		if strings.TrimSpace(msg.Content) == "" && len(msg.ToolCalls) == 0 {
+			if nudged {
+				return "", fmt.Errorf("%w twice in a row (finish reason %q); try another model", ErrEmptyReply, resp.FinishReason)
+			}
+			nudged = true
+			r.ev.Notice("the model gave an empty reply; asking it again")
+			r.msgs = append(r.msgs, Message{Role: RoleUser, Content: nudge})
+			continue
+		}
+		nudged = false
+		if len(msg.ToolCalls) == 0 {
+			r.msgs = append(r.msgs, msg)
+			return msg.Content, nil
+		}
+		for i := range msg.ToolCalls {
+			if msg.ToolCalls[i].ID == "" {
+				msg.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", r.step, i+1)
+			}
+			msg.ToolCalls[i].Type = openai.ToolTypeFunction
+		}
+		r.msgs = append(r.msgs, msg)
+		for _, tc := range msg.ToolCalls {
+			o := r.tools.Call(ctx, tc.ID, tc.Function.Name, tc.Function.Arguments)
+			r.ev.ToolCall(r.step, r.cfg.MaxSteps, o)
+			if o.Err != nil {
+				return "", o.Err
+			}
+			r.msgs = append(r.msgs, Message{Role: RoleTool, ToolCallID: tc.ID, Content: o.Text})
+			if o.Ran && o.OutSHA256 != "" {
+				r.meta[tc.ID] = outputMeta{bytes: o.OutBytes, sha: o.OutSHA256}
+			}
+		}
+	}
+}
+
+// modelCall records one completion and adds up its tokens.
+func (r *runner) modelCall(step int, resp Response, d time.Duration) error {
+	r.res.PromptTokens += resp.Usage.PromptTokens
+	r.res.CompletionTokens += resp.Usage.CompletionTokens
+	return r.record(&audit.Record{Event: audit.EventModelCall, Step: step, Model: r.cfg.ModelName,
+		PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
+		TotalTokens: resp.Usage.TotalTokens, DurationMS: audit.Ptr(d.Milliseconds()), FinishReason: resp.FinishReason})
+}
+
+// IsSandboxFailure reports whether err means the sandbox could not go on
+// (exit code 125).
+func IsSandboxFailure(err error) bool {
+	return errors.Is(err, sandbox.ErrExecutor) || errors.Is(err, sandbox.ErrUnavailable)
+}

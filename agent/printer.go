@@ -1,0 +1,239 @@
+package agent
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentbox/agentbox/policy"
+)
+
+// Events receives the progress of a run. Calls come from the goroutine
+// running Run, in order.
+type Events interface {
+	// Planned reports the plan (ok false: the reply was no usable plan and
+	// the whole task runs as one step).
+	Planned(steps []string, ok bool)
+	// ToolCall reports one finished tool call of model step step.
+	ToolCall(step, maxSteps int, o Outcome)
+	// StepDone reports that plan step planStep of planSteps is done.
+	StepDone(step, maxSteps, planStep, planSteps int, summary string)
+	// Notice reports something worth a line (a nudge, an elision, a
+	// warning).
+	Notice(msg string)
+	// Finished reports the result.
+	Finished(step, maxSteps int, r Result)
+}
+
+// NopEvents ignores everything.
+type NopEvents struct{}
+
+func (NopEvents) Planned([]string, bool)              {}
+func (NopEvents) ToolCall(int, int, Outcome)          {}
+func (NopEvents) StepDone(int, int, int, int, string) {}
+func (NopEvents) Notice(string)                       {}
+func (NopEvents) Finished(int, int, Result)           {}
+
+var (
+	_ Events = NopEvents{}
+	_ Events = (*Printer)(nil)
+)
+
+// Printer writes one line per tool call, an indented preview of its output
+// and a final line:
+//
+//	[1/30] execute_bash  find . -name '*.py' | wc -l    allow commands.allow[3]  exit 0  4 ms
+//	       3
+//	[3/30] done: There are 3 Python files; the count is in count.txt.
+//
+// In quiet mode only the final answer (or the reason there is none) is
+// written. Colour is used only when Color is set (the CLI decides: a
+// terminal and no NO_COLOR). Everything written goes through Redact.
+type Printer struct {
+	W            io.Writer
+	Quiet        bool
+	Color        bool
+	PreviewLines int                 // lines of output shown per call; default 3, <0 none
+	Redact       func(string) string // nil = none
+
+	mu sync.Mutex
+}
+
+const (
+	cReset = "\x1b[0m"
+	cDim   = "\x1b[2m"
+	cRed   = "\x1b[31m"
+	cGreen = "\x1b[32m"
+	cYel   = "\x1b[33m"
+	cBold  = "\x1b[1m"
+)
+
+func (p *Printer) paint(code, s string) string {
+	if !p.Color || s == "" {
+		return s
+	}
+	return code + s + cReset
+}
+
+func (p *Printer) write(s string) {
+	if p.Redact != nil {
+		s = p.Redact(s)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, _ = io.WriteString(p.W, s)
+}
+
+// Planned prints the plan.
+func (p *Printer) Planned(steps []string, ok bool) {
+	if p.Quiet {
+		return
+	}
+	if !ok {
+		p.write(p.paint(cDim, "plan: the model gave no usable plan; running the task as one step") + "\n")
+		return
+	}
+	var b strings.Builder
+	b.WriteString(p.paint(cBold, "plan:") + "\n")
+	for i, s := range steps {
+		fmt.Fprintf(&b, "  %d. %s\n", i+1, oneLine(policy.Visible(s), 200))
+	}
+	p.write(b.String())
+}
+
+// ToolCall prints the call's line and a preview of its output.
+func (p *Printer) ToolCall(step, maxSteps int, o Outcome) {
+	if p.Quiet {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%d/%d] %-13s %-44s", step, maxSteps, clip(policy.Visible(o.Tool), 40), oneLine(policy.Visible(o.Summary), 60))
+	verdict := o.Decision
+	switch {
+	case o.Invalid:
+		verdict = p.paint(cRed, "invalid")
+	case o.Denied:
+		verdict = p.paint(cRed, "deny")
+	default:
+		verdict = p.paint(cGreen, verdict)
+	}
+	b.WriteString("  " + verdict)
+	if o.Rule != "" {
+		b.WriteString(" " + o.Rule)
+	}
+	if o.DecidedBy != "" && o.DecidedBy != "policy" {
+		b.WriteString(" (" + o.DecidedBy + ")")
+	}
+	if o.Ran {
+		if o.Tool == ToolExecuteBash {
+			st := fmt.Sprintf("exit %d", o.ExitCode)
+			if o.TimedOut {
+				st = "timed out"
+			}
+			if o.ExitCode != 0 || o.TimedOut {
+				st = p.paint(cYel, st)
+			}
+			b.WriteString("  " + st)
+		} else if o.Tool == ToolReadFile {
+			fmt.Fprintf(&b, "  %d bytes", o.OutBytes)
+		}
+		b.WriteString("  " + fmtDuration(o.Duration))
+	}
+	b.WriteByte('\n')
+	preview := o.Preview
+	if o.Denied || o.Invalid || o.Err != nil {
+		preview = o.Text
+		if o.Err != nil {
+			preview = o.Err.Error()
+		}
+	}
+	if o.Tool == ToolWriteFile && !o.Denied {
+		preview = ""
+	}
+	b.WriteString(p.previewLines(preview))
+	p.write(b.String())
+}
+
+func (p *Printer) previewLines(s string) string {
+	n := p.PreviewLines
+	if n == 0 {
+		n = 3
+	}
+	s = strings.TrimRight(s, "\n")
+	if n < 0 || s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	var b strings.Builder
+	for i, l := range lines {
+		if i == n {
+			fmt.Fprintf(&b, "       %s\n", p.paint(cDim, fmt.Sprintf("… %d more lines", len(lines)-n)))
+			break
+		}
+		b.WriteString("       " + p.paint(cDim, clip(policy.Visible(strings.TrimRight(l, "\r")), 160)) + "\n")
+	}
+	return b.String()
+}
+
+// StepDone prints the summary of a finished plan step.
+func (p *Printer) StepDone(step, maxSteps, planStep, planSteps int, summary string) {
+	if p.Quiet {
+		return
+	}
+	p.write(fmt.Sprintf("[%d/%d] %s %s\n", step, maxSteps, p.paint(cBold, fmt.Sprintf("step %d/%d done:", planStep, planSteps)), oneLine(policy.Visible(summary), 300)))
+}
+
+// Notice prints a dim note.
+func (p *Printer) Notice(msg string) {
+	if p.Quiet {
+		return
+	}
+	p.write(p.paint(cDim, "note: "+oneLine(policy.Visible(msg), 300)) + "\n")
+}
+
+// Finished prints the final answer, or why there is none.
+func (p *Printer) Finished(step, maxSteps int, r Result) {
+	if p.Quiet {
+		if r.Status == StatusOK {
+			p.write(policy.Visible(r.Answer) + "\n")
+		}
+		return
+	}
+	if r.Status == StatusOK {
+		p.write(fmt.Sprintf("[%d/%d] %s %s\n", step, maxSteps, p.paint(cBold+cGreen, "done:"), policy.Visible(strings.TrimSpace(r.Answer))))
+	} else {
+		p.write(fmt.Sprintf("[%d/%d] %s %s\n", step, maxSteps, p.paint(cBold+cRed, "stopped ("+r.Status+"):"), oneLine(policy.Visible(r.Error), 400)))
+	}
+	if len(r.FilesChanged) > 0 {
+		var b strings.Builder
+		b.WriteString("files changed:")
+		for i, f := range r.FilesChanged {
+			if i == 10 {
+				fmt.Fprintf(&b, " … and %d more", len(r.FilesChanged)-10)
+				break
+			}
+			fmt.Fprintf(&b, " %s (%s)", policy.Visible(f.Path), f.Change)
+		}
+		p.write(p.paint(cDim, b.String()) + "\n")
+	}
+}
+
+// Retry prints a model retry; use it as RetryPolicy.OnRetry.
+func (p *Printer) Retry(attempt int, wait time.Duration, err error) {
+	if p.Quiet {
+		return
+	}
+	p.write(p.paint(cYel, fmt.Sprintf("model: %s; retry %d in %s", oneLine(policy.Visible(err.Error()), 200), attempt, wait.Round(time.Millisecond))) + "\n")
+}
+
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentbox/agentbox"
+	"github.com/agentbox/agentbox/agent"
+	"github.com/agentbox/agentbox/sandbox"
+	"github.com/docker/docker/client"
+	"github.com/urfave/cli/v2"
+)
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run the agent on a task (the main job)",
+		ArgsUsage: "TASK...",
+		Flags: append(sandboxFlags(),
+			&cli.StringFlag{Name: "model", Usage: "model name (default: $OPENAI_MODEL, else " + agent.DefaultModel + ")"},
+			&cli.StringFlag{Name: "base-url", Usage: "OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else OpenAI)"},
+			&cli.StringFlag{Name: "script", Usage: "replay a YAML file of assistant turns instead of calling a model"},
+			&cli.IntFlag{Name: "max-steps", Value: agent.DefaultMaxSteps, Usage: "stop after this many model calls (exit 3)"},
+			&cli.DurationFlag{Name: "timeout", Usage: "session timeout (default: the policy's sandbox.timeouts.session)"},
+			&cli.BoolFlag{Name: "plan", Usage: "ask the model for a 3-5 step plan first, then run the steps in order"},
+			&cli.BoolFlag{Name: "no-memory", Usage: "do not read or write this workspace's memory of past runs"},
+			approveFlag(),
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the final answer"},
+			&cli.BoolFlag{Name: "json", Usage: "print one final JSON object (status, answer, steps, tokens, session, files changed)"},
+		),
+		Action: func(c *cli.Context) error {
+			task := strings.TrimSpace(strings.Join(c.Args().Slice(), " "))
+			if task == "" {
+				return usageError{errors.New(`run needs a task: agentbox run "count the Python files here"`)}
+			}
+			if c.Int("max-steps") <= 0 {
+				return usageError{errors.New("--max-steps must be at least 1")}
+			}
+			p, err := loadPolicy(c)
+			if err != nil {
+				return err
+			}
+			cfg, err := sandboxConfig(c, p)
+			if err != nil {
+				return err
+			}
+			appr, err := approver(c)
+			if err != nil {
+				return err
+			}
+			printer := &agent.Printer{W: os.Stderr, Quiet: c.Bool("quiet") || c.Bool("json"), Color: colorOn(os.Stderr)}
+			model, name, err := newModel(c, printer)
+			if err != nil {
+				return err
+			}
+			log, err := openAudit(c, p, cfg.Workspace)
+			if err != nil {
+				return err
+			}
+			defer log.Close()
+			printer.Redact = log.Redact
+			var mem *agent.Memory
+			if !c.Bool("no-memory") {
+				if path, err := agent.DefaultMemoryPath(os.Getenv, cfg.Workspace); err == nil {
+					mem = &agent.Memory{Path: path}
+				}
+			}
+			timeout := c.Duration("timeout")
+			if timeout <= 0 {
+				timeout = p.Sandbox.SessionTimeout
+			}
+			return withRuntime(c.Context, func(cl *client.Client, rt *sandbox.Docker) error {
+				_, _ = sandbox.GC(c.Context, cl)
+				sess, err := rt.Start(c.Context, cfg)
+				if err != nil {
+					return err
+				}
+				defer sess.Close(context.WithoutCancel(c.Context))
+				tools := &agent.Tools{Policy: p, Session: sess, Audit: log, Approver: appr, CallTimeout: p.Sandbox.CallTimeout,
+					OutputCap: cfg.OutputCap, Network: cfg.Network, WorkspaceMode: cfg.WorkspaceMode, Redact: log.Redact}
+				res, err := agent.Run(c.Context, agent.RunConfig{
+					Task: task, Model: model, ModelName: name, Tools: tools,
+					Workspace: cfg.Workspace, WorkspaceMode: cfg.WorkspaceMode,
+					PolicyPath: p.Path, PolicySHA256: p.SHA256, Version: agentbox.Version,
+					MaxSteps: c.Int("max-steps"), SessionTimeout: timeout, Plan: c.Bool("plan"),
+					Memory: mem, Events: printer,
+				})
+				if c.Bool("json") {
+					enc := json.NewEncoder(c.App.Writer)
+					enc.SetEscapeHTML(false)
+					_ = enc.Encode(res)
+				} else if c.Bool("quiet") && res.Status == agent.StatusOK {
+					fmt.Fprintln(c.App.Writer, res.Answer)
+				}
+				if err != nil {
+					return runError(err)
+				}
+				return nil
+			})
+		},
+	}
+}
+
+// runError maps the run's error to an exit code (DESIGN.md).
+func runError(err error) error {
+	switch {
+	case errors.Is(err, agent.ErrStepLimit), errors.Is(err, agent.ErrSessionTimeout):
+		return exitWith(exitLimit, err)
+	case errors.Is(err, context.Canceled):
+		return exitWith(exitInterrupted, err)
+	case agent.IsSandboxFailure(err):
+		return exitWith(exitUnavailable, err)
+	}
+	return exitWith(exitFailed, err)
+}
+
+// newModel is the scripted model (--script) or the OpenAI-compatible one.
+func newModel(c *cli.Context, printer *agent.Printer) (agent.Model, string, error) {
+	if path := c.String("script"); path != "" {
+		s, err := agent.LoadScript(path)
+		if err != nil {
+			return nil, "", exitWith(exitUsage, err)
+		}
+		name := "script:" + filepath.Base(path)
+		return agent.NewScripted(name, s), name, nil
+	}
+	mc := agent.ConfigFromEnv(os.Getenv)
+	if v := c.String("model"); v != "" {
+		mc.Model = v
+	}
+	if v := c.String("base-url"); v != "" {
+		mc.BaseURL = v
+	}
+	mc.Retry.OnRetry = printer.Retry
+	m, err := agent.NewOpenAI(mc)
+	if err != nil {
+		return nil, "", exitWith(exitUsage, err)
+	}
+	return m, mc.Model, nil
+}

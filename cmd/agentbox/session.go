@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/agentbox/agentbox/agent"
+	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/policy"
+	"github.com/urfave/cli/v2"
+)
+
+// secretEnv names host variables whose values never reach the audit log,
+// the terminal or the model.
+var secretEnv = []string{"OPENAI_API_KEY", "AGENTBOX_AUDIT_KEY"}
+
+func knownSecrets() []string {
+	var out []string
+	for _, n := range secretEnv {
+		if v := os.Getenv(n); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// openAudit opens the audit log for a session on workspace: --audit or the
+// default path, never inside the workspace.
+func openAudit(c *cli.Context, p *policy.Policy, workspace string) (*audit.Writer, error) {
+	path := c.String("audit")
+	if path == "" {
+		def, err := audit.DefaultPath()
+		if err != nil {
+			return nil, exitWith(exitUsage, fmt.Errorf("no audit log path: %w; pass --audit FILE", err))
+		}
+		path = def
+	}
+	if err := audit.CheckOutside(path, workspace); err != nil {
+		return nil, exitWith(exitUsage, err)
+	}
+	key, err := audit.KeyFromEnv(c.String("audit-key-file"))
+	if err != nil {
+		return nil, exitWith(exitUsage, err)
+	}
+	w, err := audit.Open(path, audit.Options{Key: key, Redact: p.Audit.Redact, Secrets: knownSecrets(), PreviewBytes: int(p.Audit.PreviewBytes)})
+	if err != nil {
+		return nil, exitWith(exitUsage, fmt.Errorf("audit log %s: %w", path, err))
+	}
+	return w, nil
+}
+
+func approveFlag() cli.Flag {
+	return &cli.StringFlag{Name: "approve", Usage: "who answers the policy's ask: prompt (a terminal), deny, allow (default: prompt on a terminal, else deny)"}
+}
+
+// approver picks the approver for ask decisions.
+func approver(c *cli.Context) (agent.Approver, error) {
+	tty := isTerminal(os.Stdin) && isTerminal(os.Stderr)
+	switch c.String("approve") {
+	case "":
+		if tty {
+			return agent.NewPrompt(os.Stdin, os.Stderr), nil
+		}
+		return agent.DenyAll{}, nil
+	case "prompt":
+		if !tty {
+			return nil, usageError{errors.New("--approve prompt needs a terminal on stdin and stderr; use --approve deny or allow")}
+		}
+		return agent.NewPrompt(os.Stdin, os.Stderr), nil
+	case "deny":
+		return agent.DenyAll{DecidedBy: audit.DecidedByFlag}, nil
+	case "allow":
+		return agent.AllowAll{}, nil
+	}
+	return nil, usageError{fmt.Errorf("--approve %q: want prompt, deny or allow", c.String("approve"))}
+}
