@@ -85,6 +85,11 @@ func run(out string, calls int) error {
 	}); err != nil {
 		return err
 	}
+	if err := add("native `bash --noprofile --norc -c true` (baseline)", calls, "what the executor runs, on the host", func() error {
+		return exec.Command("bash", "--noprofile", "--norc", "-c", "true").Run()
+	}); err != nil {
+		return err
+	}
 	s, err := rt.Start(ctx, cfg)
 	if err != nil {
 		return err
@@ -106,7 +111,12 @@ func run(out string, calls int) error {
 	}
 	_ = s.Close(ctx)
 	if err := add("session start: create to first answer", 15, "hardened container + executor hello + `true`", func() error {
-		s, err := rt.Start(ctx, cfg)
+		if err := add("native `bash --noprofile --norc -c true` (baseline)", calls, "what the executor runs, on the host", func() error {
+		return exec.Command("bash", "--noprofile", "--norc", "-c", "true").Run()
+	}); err != nil {
+		return err
+	}
+	s, err := rt.Start(ctx, cfg)
 		if err != nil {
 			return err
 		}
@@ -155,7 +165,7 @@ func dockerExec(ctx context.Context, cli *client.Client, cid string) error {
 // lines.
 func goBenchmarks() (string, error) {
 	var pkgs []string
-	for _, p := range []string{"./policy/", "./audit/", "./agent/"} {
+	for _, p := range []string{"./policy/", "./audit/", "./agent/", "./batch/"} {
 		if _, err := os.Stat(p); err == nil {
 			pkgs = append(pkgs, p)
 		}
@@ -184,18 +194,16 @@ func report(rows []row, gobench string) string {
 	fmt.Fprintf(&b, "# Benchmarks\n\nWritten by `make bench` on %s (%s/%s, %d cores, %s). Every number below was measured in the same run as its baseline; nothing here is asserted by tests.\n\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 	b.WriteString("## Sandbox\n\n| measurement | n | median | p90 | note |\n|---|---|---|---|---|\n")
-	byName := map[string]time.Duration{}
 	for _, r := range rows {
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", r.name, r.n, ms(r.median), ms(r.p90), r.note)
-		byName[strings.SplitN(r.name, " ", 2)[0]] = r.median
 	}
-	if len(rows) >= 5 {
-		warm, api, start, run, native := rows[1].median, rows[2].median, rows[3].median, rows[4].median, rows[0].median
-		fmt.Fprintf(&b, "\nRatios: the Docker exec API takes **%.0f×** the executor's warm call; the executor adds %s over a native fork/exec; session start is **%.2f×** `docker run --rm` (target: ≤ 1). Target for the warm call: p50 under 3 ms — measured %s.\n",
-			float64(api)/float64(warm), ms(warm-native), float64(start)/float64(run), ms(warm))
+	if len(rows) >= 6 {
+		native, bash, warm, api, start, run := rows[0].median, rows[1].median, rows[2].median, rows[3].median, rows[4].median, rows[5].median
+		fmt.Fprintf(&b, "\nRatios: the Docker exec API takes **%.1f×** the executor's warm call; the warm call costs %s more than running the same `bash -c true` natively (the channel, the process sweep and the output hashing); session start is **%.2f×** `docker run --rm` (target: ≤ 1). The issue's target for the warm call, p50 under 3 ms, assumed a machine where a fork/exec costs well under a millisecond; here a native fork/exec of `true` alone takes %s and bash's start-up %s, so the warm call (%s) is bounded below by them.\n",
+			float64(api)/float64(warm), ms(warm-bash), float64(start)/float64(run), ms(native), ms(bash), ms(warm))
 	}
 	if gobench != "" {
-		b.WriteString("\n## Go benchmarks\n\n`go test -run '^$' -bench . -benchmem -benchtime 2s` on the policy, audit and agent packages (ns/op is per operation named in the benchmark).\n\n```\n")
+		b.WriteString("\n## Go benchmarks\n\n`go test -run '^$' -bench . -benchmem -benchtime 2s` on the policy, audit, agent and batch packages (ns/op is per operation named in the benchmark).\n\n```\n")
 		b.WriteString(gobench)
 		b.WriteString("\n```\n")
 	}
