@@ -37,6 +37,7 @@ type dockerSession struct {
 	key    []byte
 	hj     types.HijackedResponse
 	frames chan frame
+	done   chan struct{} // closed by Close: the reader stops delivering
 	stderr *tailBuffer
 	wg     sync.WaitGroup
 
@@ -62,6 +63,7 @@ func (s *dockerSession) connect(ctx context.Context) error {
 	}
 	s.hj = hj
 	s.frames = make(chan frame, 1)
+	s.done = make(chan struct{})
 	s.stderr = &tailBuffer{max: 4096}
 	s.key = make([]byte, 32)
 	_, _ = rand.Read(s.key)
@@ -79,14 +81,20 @@ func (s *dockerSession) connect(ctx context.Context) error {
 	go func() {
 		defer s.wg.Done()
 		defer close(s.frames)
+		defer pr.CloseWithError(io.ErrClosedPipe) // unblocks the demultiplexer
 		for {
 			resp, err := wire.ReadResponse(pr, s.key)
 			if err != nil {
 				pr.CloseWithError(err)
-				s.frames <- frame{err: err}
+			}
+			select {
+			case s.frames <- frame{resp: resp, err: err}:
+			case <-s.done:
 				return
 			}
-			s.frames <- frame{resp: resp}
+			if err != nil {
+				return
+			}
 		}
 	}()
 
@@ -261,6 +269,7 @@ func (s *dockerSession) Close(ctx context.Context) error {
 			s.closeErr = fmt.Errorf("%w: removing container %s: %v; remove it with `agentbox gc`", ErrUnavailable, s.info.ContainerID[:min(12, len(s.info.ContainerID))], shortErr(err))
 		}
 		if s.hj.Conn != nil {
+			close(s.done)
 			s.hj.Close()
 			s.wg.Wait()
 		}
