@@ -53,7 +53,7 @@ var (
 func (d DenyAll) Approve(context.Context, ApprovalRequest) (Approval, error) {
 	by := d.DecidedBy
 	if by == "" {
-		by = audit.DecidedByPolicy
+		by = audit.DecidedByNoTerminal
 	}
 	note := "the policy requires approval and no one could be asked (no terminal)"
 	if by == audit.DecidedByFlag {

@@ -181,7 +181,7 @@ func TestDockerAskWithoutTTYIsDenied(t *testing.T) {
 		t.Errorf("tool message = %q", tm[0].Content)
 	}
 	ap := events(readAudit(t, d.auditPath), audit.EventApproval)
-	if len(ap) != 1 || ap[0].Decision != "deny" || ap[0].DecidedBy != "policy" {
+	if len(ap) != 1 || ap[0].Decision != "deny" || ap[0].DecidedBy != audit.DecidedByNoTerminal {
 		t.Errorf("approval = %+v", ap)
 	}
 }

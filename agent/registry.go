@@ -78,6 +78,7 @@ type Outcome struct {
 	Ran       bool // the sandbox carried it out
 	ExitCode  int  // execute_bash
 	TimedOut  bool
+	Truncated bool // the sandbox kept only the head and tail of the output
 	OOMKilled bool
 	Duration  time.Duration
 	OutBytes  int64
@@ -228,6 +229,7 @@ func (t *Tools) Call(ctx context.Context, callID, name, argsJSON string) Outcome
 	if res.exitCode != nil {
 		o.ExitCode = *res.exitCode
 	}
+	o.Truncated = res.truncated
 	o.TimedOut, o.OOMKilled, o.Duration, o.OutBytes, o.OutSHA256 = res.timedOut, res.oom, res.duration, res.outBytes, res.outSHA
 	if res.output != nil {
 		o.Output = []byte(t.redact(string(res.output)))
@@ -260,6 +262,7 @@ const textSlack = 512
 func (t *Tools) finish(o Outcome) Outcome {
 	o.Text = capText(t.redact(o.Text), t.outputCap()+textSlack)
 	o.Summary = t.redact(o.Summary)
+	o.Reason = t.redact(o.Reason)
 	o.Preview = t.redact(clip(o.Preview, 2048))
 	return o
 }

@@ -101,8 +101,8 @@ func TestCallAskApprovers(t *testing.T) {
 		allow    bool
 		by       string
 	}{
-		{"nil approver denies", nil, false, audit.DecidedByPolicy},
-		{"deny-all without TTY", agent.DenyAll{}, false, audit.DecidedByPolicy},
+		{"nil approver denies", nil, false, audit.DecidedByNoTerminal},
+		{"deny-all without TTY", agent.DenyAll{}, false, audit.DecidedByNoTerminal},
 		{"--approve deny", agent.DenyAll{DecidedBy: audit.DecidedByFlag}, false, audit.DecidedByFlag},
 		{"--approve allow", agent.AllowAll{}, true, audit.DecidedByFlag},
 		{"user says yes", agent.NewPrompt(strings.NewReader("y\n"), new(strings.Builder)), true, audit.DecidedByUser},

@@ -32,6 +32,7 @@ const (
 	DecidedByUser        = "user"
 	DecidedByFlag        = "flag"
 	DecidedBySessionRule = "session-rule"
+	DecidedByNoTerminal  = "no-terminal" // ask, and no one could be asked
 )
 
 // File change kinds (FileChange.Change).

@@ -99,7 +99,7 @@ func Open(path string, opts Options) (*Writer, error) {
 		f.Close()
 		return nil, err
 	}
-	if !existed {
+	if !existed || fi.Mode().Perm() != 0o600 {
 		if err := f.Chmod(0o600); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("audit: chmod log %s: %w", abs, err)

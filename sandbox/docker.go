@@ -122,10 +122,21 @@ func (d *Docker) Start(ctx context.Context, cfg Config) (Session, error) {
 	d.track(s)
 	resp, err := d.eng.ContainerCreate(ctx, ccfg, hc, nil, nil, "agentbox-"+id[:12])
 	if err != nil {
+		// The engine may have created it even though the call failed (the
+		// request was cancelled mid-flight): remove it by its label.
+		d.removeSession(context.WithoutCancel(ctx), id)
 		d.untrack(s)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: %w", ErrClosed, context.Cause(ctx))
+		}
 		return nil, fmt.Errorf("%w: creating the container: %v", ErrUnavailable, shortErr(err))
 	}
-	s.info.ContainerID = resp.ID
+	s.setContainerID(resp.ID)
+	if s.closed.Load() {
+		// CloseAll ran while the container was being created.
+		d.removeSession(context.WithoutCancel(ctx), id)
+		return nil, fmt.Errorf("%w: the runtime was shut down while the sandbox started", ErrClosed)
+	}
 	if err := s.connect(ctx); err != nil {
 		_ = s.Close(context.WithoutCancel(ctx))
 		return nil, err
@@ -297,7 +308,8 @@ func GC(ctx context.Context, eng Engine) ([]string, error) {
 		if c.Labels[LabelHost] != me || ownerAlive(c.Labels[LabelOwner]) {
 			continue
 		}
-		if err := eng.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
+		// Not found or conflict: another gc is removing it already.
+		if err := eng.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
 			errs = append(errs, err)
 			continue
 		}
@@ -353,4 +365,17 @@ func validID(s string) bool {
 		}
 	}
 	return true
+}
+
+// removeSession removes every container labelled with session id.
+func (d *Docker) removeSession(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	ids, err := ListSandboxes(ctx, d.eng, id)
+	if err != nil {
+		return
+	}
+	for _, cid := range ids {
+		_ = d.eng.ContainerRemove(ctx, cid, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox/wire"
@@ -47,6 +48,8 @@ type dockerSession struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	closed    atomic.Bool
+	idMu      sync.Mutex
 }
 
 var _ Session = (*dockerSession)(nil)
@@ -261,10 +264,18 @@ func (s *dockerSession) Stat(ctx context.Context, path string) (typ string, size
 // Close removes the container and waits for the reader goroutines.
 func (s *dockerSession) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
+		s.closed.Store(true)
 		ctx = context.WithoutCancel(ctx)
+		if s.containerID() == "" {
+			// Closed while Start is still creating it: remove whatever
+			// carries this session's label; Start checks closed too.
+			s.rt.removeSession(ctx, s.id)
+			s.rt.untrack(s)
+			return
+		}
 		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
-		err := s.rt.eng.ContainerRemove(cctx, s.info.ContainerID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		err := s.rt.eng.ContainerRemove(cctx, s.containerID(), container.RemoveOptions{Force: true, RemoveVolumes: true})
 		if err != nil && !isNotFound(err) {
 			s.closeErr = fmt.Errorf("%w: removing container %s: %v; remove it with `agentbox gc`", ErrUnavailable, s.info.ContainerID[:min(12, len(s.info.ContainerID))], shortErr(err))
 		}
@@ -299,4 +310,18 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(bytes.TrimSpace(t.b))
+}
+
+// containerID is the container's id, "" until it is created. Start and
+// Close (from a signal handler's CloseAll) may race, hence the lock.
+func (s *dockerSession) containerID() string {
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
+	return s.info.ContainerID
+}
+
+func (s *dockerSession) setContainerID(id string) {
+	s.idMu.Lock()
+	defer s.idMu.Unlock()
+	s.info.ContainerID = id
 }

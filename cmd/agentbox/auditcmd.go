@@ -51,7 +51,7 @@ func auditCommand() *cli.Command {
 					if err != nil {
 						return exitWith(exitFailed, fmt.Errorf("reading %s: %w", f.Name(), err))
 					}
-					fmt.Fprintln(c.App.Writer, rep.String())
+					fmt.Fprint(c.App.Writer, rep.String())
 					if !rep.Intact {
 						return exitWith(exitFailed, nil)
 					}
@@ -114,8 +114,11 @@ func auditCommand() *cli.Command {
 				Name:      "replay",
 				Usage:     "which recorded calls a NEW policy would decide differently (exit 1 if any)",
 				ArgsUsage: "FILE --policy NEW",
-				Flags:     []cli.Flag{&cli.StringFlag{Name: "policy", Required: true, Usage: "the policy to re-decide with"}, &cli.BoolFlag{Name: "json"}},
+				Flags:     []cli.Flag{&cli.StringFlag{Name: "policy", Usage: "the policy to re-decide with (required)"}, &cli.BoolFlag{Name: "json"}},
 				Action: func(c *cli.Context) error {
+					if !c.IsSet("policy") {
+						return usageError{errors.New("audit replay needs --policy NEW: the policy to re-decide the recorded calls with")}
+					}
 					f, err := fileArg(c)
 					if err != nil {
 						return err

@@ -82,3 +82,15 @@ func sandboxConfig(c *cli.Context, p *policy.Policy) (sandbox.Config, error) {
 	}
 	return cfg, nil
 }
+
+// policySource is where a policy came from, for the audit log: an absolute
+// path, or "built-in" for the default.
+func policySource(p *policy.Policy) string {
+	if p.Path == "" {
+		return "built-in"
+	}
+	if abs, err := filepath.Abs(p.Path); err == nil {
+		return abs
+	}
+	return p.Path
+}

@@ -64,7 +64,7 @@ func execCommand() *cli.Command {
 						return rt.Start(ctx, cfg)
 					},
 					Workspace: cfg.Workspace, WorkspaceMode: cfg.WorkspaceMode,
-					PolicyPath: p.Path, PolicySHA256: p.SHA256, Version: agentbox.Version,
+					PolicyPath: policySource(p), PolicySHA256: p.SHA256, Version: agentbox.Version,
 				})
 				if err != nil {
 					return err
@@ -90,7 +90,7 @@ func printExec(c *cli.Context, p *policy.Policy, o agent.Outcome, timeout time.D
 			SHA256     string `json:"output_sha256,omitempty"`
 			Truncated  bool   `json:"truncated"`
 		}{o.Decision, o.Rule, o.Reason, o.ExitCode, o.TimedOut, o.OOMKilled, o.Duration.Milliseconds(),
-			string(o.Output), o.OutBytes, o.OutSHA256, o.OutBytes > int64(len(o.Output))}
+			string(o.Output), o.OutBytes, o.OutSHA256, o.Truncated}
 		if o.Denied {
 			out.ExitCode = exitDenied
 		}

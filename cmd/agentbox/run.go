@@ -86,7 +86,7 @@ func runCommand() *cli.Command {
 				res, err := agent.Run(c.Context, agent.RunConfig{
 					Task: task, Model: model, ModelName: name, Tools: tools,
 					Workspace: cfg.Workspace, WorkspaceMode: cfg.WorkspaceMode,
-					PolicyPath: p.Path, PolicySHA256: p.SHA256, Version: agentbox.Version,
+					PolicyPath: policySource(p), PolicySHA256: p.SHA256, Version: agentbox.Version,
 					MaxSteps: c.Int("max-steps"), SessionTimeout: timeout, Plan: c.Bool("plan"),
 					Memory: mem, Events: printer,
 				})
@@ -98,7 +98,7 @@ func runCommand() *cli.Command {
 					fmt.Fprintln(c.App.Writer, res.Answer)
 				}
 				if err != nil {
-					return runError(err)
+					return runError(err, !printer.Quiet)
 				}
 				return nil
 			})
@@ -106,17 +106,22 @@ func runCommand() *cli.Command {
 	}
 }
 
-// runError maps the run's error to an exit code (DESIGN.md).
-func runError(err error) error {
+// runError maps the run's error to an exit code (DESIGN.md). When the
+// printer already reported the error, only the code is returned.
+func runError(err error, reported bool) error {
+	code := exitFailed
 	switch {
 	case errors.Is(err, agent.ErrStepLimit), errors.Is(err, agent.ErrSessionTimeout):
-		return exitWith(exitLimit, err)
+		code = exitLimit
 	case errors.Is(err, context.Canceled):
-		return exitWith(exitInterrupted, err)
+		code = exitInterrupted
 	case agent.IsSandboxFailure(err):
-		return exitWith(exitUnavailable, err)
+		code = exitUnavailable
 	}
-	return exitWith(exitFailed, err)
+	if reported {
+		return exitWith(code, nil)
+	}
+	return exitWith(code, err)
 }
 
 // newModel is the scripted model (--script) or the OpenAI-compatible one.

@@ -1,0 +1,264 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/agentbox/agentbox/agent"
+	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/sandbox"
+)
+
+// ErrConfig marks a batch that cannot start (output directory, results
+// file, model settings): nothing was run. The CLI exits 2.
+var ErrConfig = errors.New("batch configuration")
+
+// AuditLog is the one audit log all tasks share; *audit.Writer implements
+// it (its Append is safe for concurrent use).
+type AuditLog interface {
+	agent.AuditLog
+	Redact(string) string
+}
+
+// Overrides are command-line settings that win over each task's policy.
+type Overrides struct {
+	Image, Network string
+	ExecutorPath   string // static agentbox binary mounted as the executor
+}
+
+// Config is one batch.
+type Config struct {
+	Tasks  []Task
+	Output string // results directory, created if needed
+	// Concurrency is the number of tasks run at once (default: cores).
+	Concurrency int
+	// NoPool disables the warm pool; PoolSize is the number of tasks
+	// prepared ahead (default: Concurrency).
+	NoPool   bool
+	PoolSize int
+	// Resume skips tasks that have a line in results.jsonl; with
+	// RetryFailed, only those whose line says ok.
+	Resume, RetryFailed bool
+
+	Runtime  sandbox.Runtime
+	Sandbox  Overrides
+	Policy   *policy.Policy // for tasks without their own
+	Audit    AuditLog
+	Approver agent.Approver // nil = deny every ask (nobody is at a terminal)
+	// Model is the OpenAI-compatible endpoint for tasks without a script;
+	// a task's model: overrides Model.Model.
+	Model    agent.Config
+	MaxSteps int           // for tasks without max_steps (default agent.DefaultMaxSteps)
+	Timeout  time.Duration // for tasks without timeout (default: the policy's)
+	Version  string
+	// MaxCopyBytes caps each workspace copy (default DefaultMaxCopyBytes).
+	MaxCopyBytes int64
+	// Progress receives the progress line (TTY) or one line per task.
+	Progress io.Writer
+	TTY      bool
+}
+
+// Summary is the outcome of a batch.
+type Summary struct {
+	Total       int            `json:"total"`
+	Skipped     int            `json:"skipped"` // finished by an earlier run (--resume)
+	Ran         int            `json:"ran"`     // finished in this run
+	OK          int            `json:"ok"`      // of all finished tasks
+	Failed      int            `json:"failed"`  // finished with another status
+	NotRun      int            `json:"not_run"` // interrupted or never started
+	ByStatus    map[string]int `json:"by_status"`
+	DeniedCalls int            `json:"denied_calls"`
+	Tokens      int            `json:"tokens"`
+	DurationMS  int64          `json:"duration_ms"`
+	TasksPerMin float64        `json:"tasks_per_min"` // tasks finished in this run
+	Interrupted bool           `json:"interrupted"`
+	Results     string         `json:"results"` // path of results.jsonl
+	Tasks       []Line         `json:"tasks"`   // every finished task, in task-file order
+}
+
+// AllOK reports whether every task of the batch finished with status ok.
+func (s Summary) AllOK() bool { return s.OK == s.Total }
+
+type batcher struct {
+	cfg     Config
+	work    string // parent of the workspace copies
+	results *resultsFile
+	prog    *progress
+}
+
+// Run runs the batch. It returns when every task has finished or ctx
+// ended; in both cases every container it started has been removed and
+// every workspace copy deleted. Task failures are in the Summary, not the
+// error; the error is set when the batch could not start (wrapping
+// ErrConfig), or with ctx's cause when it was interrupted.
+func Run(ctx context.Context, cfg Config) (Summary, error) {
+	if cfg.Runtime == nil || cfg.Audit == nil || cfg.Policy == nil {
+		return Summary{}, errors.New("batch.Run: Runtime, Audit and Policy are required")
+	}
+	if cfg.Output == "" {
+		return Summary{}, fmt.Errorf("%w: no output directory; pass --output DIR", ErrConfig)
+	}
+	if err := checkModels(cfg); err != nil {
+		return Summary{}, err
+	}
+	out, err := filepath.Abs(cfg.Output)
+	if err != nil {
+		return Summary{}, fmt.Errorf("%w: output %s: %v", ErrConfig, cfg.Output, err)
+	}
+	cfg.Output = out
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return Summary{}, fmt.Errorf("%w: creating the output directory: %v", ErrConfig, err)
+	}
+	unlock, err := lockDir(filepath.Join(out, lockFileName))
+	if err != nil {
+		return Summary{}, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	defer unlock()
+	res, done, err := openResults(filepath.Join(out, resultsName), cfg.Resume)
+	if err != nil {
+		return Summary{}, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	defer res.close()
+	b := &batcher{cfg: cfg, work: filepath.Join(out, workDirName), results: res}
+	if err := b.cleanWork(); err != nil {
+		return Summary{}, fmt.Errorf("%w: work directory: %v", ErrConfig, err)
+	}
+	defer removeTree(b.work)
+
+	var pending []*Task
+	finished := map[string]Line{}
+	for i := range cfg.Tasks {
+		t := &cfg.Tasks[i]
+		if l, ok := done[t.ID]; ok && (!cfg.RetryFailed || l.Status == agent.StatusOK) {
+			finished[t.ID] = l
+			continue
+		}
+		pending = append(pending, t)
+	}
+	skipped := len(finished)
+	b.prog = newProgress(cfg.Progress, cfg.TTY, len(cfg.Tasks), len(pending))
+	for _, l := range finished {
+		b.prog.count(l)
+	}
+	start := time.Now()
+	b.prog.draw()
+	var mu sync.Mutex
+	ran := 0
+	b.schedule(ctx, pending, func(l Line) {
+		mu.Lock()
+		finished[l.ID] = l
+		ran++
+		mu.Unlock()
+		b.prog.finished(l)
+	})
+	b.prog.end()
+	elapsed := time.Since(start)
+
+	s := Summary{Total: len(cfg.Tasks), Skipped: skipped, Ran: ran, ByStatus: map[string]int{},
+		DurationMS: elapsed.Milliseconds(), Interrupted: ctx.Err() != nil, Results: res.f.Name(), Tasks: []Line{}}
+	if elapsed > 0 {
+		s.TasksPerMin = float64(ran) / elapsed.Minutes()
+	}
+	for _, t := range cfg.Tasks {
+		l, ok := finished[t.ID]
+		if !ok {
+			s.NotRun++
+			continue
+		}
+		s.Tasks = append(s.Tasks, l)
+		s.ByStatus[l.Status]++
+		s.DeniedCalls += l.DeniedCalls
+		s.Tokens += l.Tokens
+		if l.Status == agent.StatusOK {
+			s.OK++
+		} else {
+			s.Failed++
+		}
+	}
+	_ = writeJSON(filepath.Join(out, summaryName), s)
+	if ctx.Err() != nil {
+		return s, fmt.Errorf("batch interrupted with %d of %d tasks not finished: %w", s.NotRun, s.Total, context.Cause(ctx))
+	}
+	return s, nil
+}
+
+// checkModels makes sure every task without a script has a model endpoint
+// before anything starts.
+func checkModels(cfg Config) error {
+	for _, t := range cfg.Tasks {
+		if t.Script != nil {
+			continue
+		}
+		if _, _, err := newModel(cfg.Model, &t); err != nil {
+			return fmt.Errorf("%w: task %s (line %d): %v", ErrConfig, t.ID, t.Line, err)
+		}
+	}
+	return nil
+}
+
+// newModel is the task's scripted model, or the endpoint's.
+func newModel(base agent.Config, t *Task) (agent.Model, string, error) {
+	if t.Script != nil {
+		name := "script:" + filepath.Base(t.ScriptPath)
+		return agent.NewScripted(name, t.Script), name, nil
+	}
+	mc := base
+	if t.Model != "" {
+		mc.Model = t.Model
+	}
+	m, err := agent.NewOpenAI(mc)
+	if err != nil {
+		return nil, "", err
+	}
+	return m, m.Name(), nil
+}
+
+func (b *batcher) concurrency() int {
+	if b.cfg.Concurrency > 0 {
+		return b.cfg.Concurrency
+	}
+	return runtime.NumCPU()
+}
+
+func (b *batcher) poolSize() int {
+	if b.cfg.PoolSize > 0 {
+		return b.cfg.PoolSize
+	}
+	return b.concurrency()
+}
+
+// SandboxConfig is the session configuration of a task: its policy's
+// sandbox settings, the command-line overrides, and the workspace copy.
+func SandboxConfig(p *policy.Policy, o Overrides, workspace string) sandbox.Config {
+	st := p.Sandbox
+	mode := "rw"
+	if st.Workspace == "ro" {
+		mode = "ro"
+	}
+	env := map[string]string{}
+	for _, name := range st.Env {
+		if v, ok := os.LookupEnv(name); ok {
+			env[name] = v
+		}
+	}
+	cfg := sandbox.Config{
+		Image: st.Image, Runtime: st.Runtime, Workspace: workspace, WorkspaceMode: mode,
+		Network: st.Network, User: st.User, CPUs: st.CPUs, MemoryBytes: st.MemoryBytes, Pids: st.Pids,
+		Env: env, KeepBackground: st.Background == "keep", OutputCap: int(st.OutputMaxBytes),
+		ExecutorPath: o.ExecutorPath,
+	}
+	if o.Image != "" {
+		cfg.Image = o.Image
+	}
+	if o.Network != "" {
+		cfg.Network = o.Network
+	}
+	return cfg
+}

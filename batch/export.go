@@ -1,0 +1,93 @@
+package batch
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentbox/agentbox/audit"
+)
+
+// Files written to OUTPUT/<id>/.
+const (
+	AnswerFile   = "answer.txt"
+	LogFile      = "log.txt"
+	ChangesFile  = "changes.json" // manifest: every change, deleted files included
+	ResultFile   = "result.json"  // the task's results.jsonl line
+	FilesDir     = "files"        // added and modified files, at their paths
+	resultsName  = "results.jsonl"
+	summaryName  = "summary.json"
+	workDirName  = ".work"
+	lockFileName = ".lock"
+)
+
+// exportChanges copies the files the task added or modified in its
+// workspace copy to outDir/files/<path> (symlinks as symlinks) and writes
+// the manifest of every change, deleted files included.
+func exportChanges(copyDir, outDir string, changes []audit.FileChange) error {
+	files := filepath.Join(outDir, FilesDir)
+	for _, ch := range changes {
+		if ch.Change == audit.ChangeDeleted {
+			continue
+		}
+		rel := filepath.FromSlash(ch.Path)
+		if !filepath.IsLocal(rel) {
+			return fmt.Errorf("exporting %q: not a path inside the workspace", ch.Path)
+		}
+		src := filepath.Join(copyDir, rel)
+		dst := filepath.Join(files, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return fmt.Errorf("exporting %s: %w", ch.Path, err)
+		}
+		fi, err := os.Lstat(src)
+		if err != nil {
+			continue // gone since the snapshot
+		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(src)
+			if err != nil {
+				return fmt.Errorf("exporting %s: %w", ch.Path, err)
+			}
+			if err := os.Symlink(link, dst); err != nil {
+				return fmt.Errorf("exporting %s: %w", ch.Path, err)
+			}
+		case fi.Mode().IsRegular():
+			if err := copyFile(src, dst, fi); err != nil {
+				return fmt.Errorf("exporting %s: %w", ch.Path, err)
+			}
+		}
+	}
+	if changes == nil {
+		changes = []audit.FileChange{}
+	}
+	return writeJSON(filepath.Join(outDir, ChangesFile), changes)
+}
+
+// writeTaskFiles writes the answer and the log excerpt of a task.
+func writeTaskFiles(outDir, answer, log string) error {
+	if answer != "" && !strings.HasSuffix(answer, "\n") {
+		answer += "\n"
+	}
+	if err := os.WriteFile(filepath.Join(outDir, AnswerFile), []byte(answer), 0o644); err != nil {
+		return fmt.Errorf("writing the answer: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(outDir, LogFile), []byte(log), 0o644); err != nil {
+		return fmt.Errorf("writing the log: %w", err)
+	}
+	return nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package batch
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/sandbox"
+)
+
+// prepared is a task whose workspace copy exists and whose sandbox runs on
+// it (or err says why not). Whoever holds a prepared owns its container and
+// copy and must hand it to runTask or discard.
+type prepared struct {
+	task *Task
+	dir  string // the workspace copy
+	sess sandbox.Session
+	cfg  sandbox.Config
+	err  error
+}
+
+// prepare copies the task's workspace and starts its sandbox on the copy.
+// On failure nothing is left but the error.
+func (b *batcher) prepare(ctx context.Context, t *Task) *prepared {
+	p := &prepared{task: t, dir: filepath.Join(b.work, t.ID)}
+	if err := ctx.Err(); err != nil {
+		p.err = err
+		return p
+	}
+	_ = removeTree(p.dir) // a leftover of a killed batch
+	if err := CopyTree(t.Workspace, p.dir, b.cfg.MaxCopyBytes); err != nil {
+		_ = removeTree(p.dir)
+		p.err = fmt.Errorf("copying the workspace: %w", err)
+		return p
+	}
+	pol := b.policyOf(t)
+	p.cfg = SandboxConfig(pol, b.cfg.Sandbox, p.dir)
+	sess, err := b.cfg.Runtime.Start(ctx, p.cfg)
+	if err != nil {
+		_ = removeTree(p.dir)
+		p.err = fmt.Errorf("starting the sandbox: %w", err)
+		return p
+	}
+	p.sess = sess
+	return p
+}
+
+// discard closes a prepared task that will not run.
+func (b *batcher) discard(ctx context.Context, p *prepared) {
+	if p.sess != nil {
+		_ = p.sess.Close(context.WithoutCancel(ctx))
+	}
+	_ = removeTree(p.dir)
+}
+
+// schedule runs the tasks on cfg.Concurrency workers and calls finish for
+// every task that ended (not for tasks that were interrupted or never
+// started). It returns when every worker and preparer has stopped and
+// every container it started is closed.
+//
+// Without the pool each worker copies and starts its own task's sandbox.
+// With it, PoolSize preparers copy and start the next tasks' sandboxes
+// while the workers run the current ones; a prepared sandbox waits in the
+// hand-off until a worker takes it.
+func (b *batcher) schedule(ctx context.Context, tasks []*Task, finish func(Line)) {
+	jobs := make(chan *Task)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(jobs)
+		for _, t := range tasks {
+			select {
+			case jobs <- t:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	ready := make(chan *prepared)
+	var preparers sync.WaitGroup
+	n := b.poolSize()
+	if b.cfg.NoPool {
+		n = 1 // a pass-through: workers prepare their own tasks
+	}
+	for range n {
+		preparers.Add(1)
+		go func() {
+			defer preparers.Done()
+			for t := range jobs {
+				p := &prepared{task: t}
+				if !b.cfg.NoPool {
+					p = b.prepare(ctx, t)
+				}
+				select {
+				case ready <- p:
+				case <-ctx.Done():
+					b.discard(ctx, p)
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		preparers.Wait()
+		close(ready)
+	}()
+
+	var workers sync.WaitGroup
+	for range b.concurrency() {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for p := range ready {
+				if ctx.Err() != nil {
+					b.discard(ctx, p)
+					continue
+				}
+				if l, ok := b.runTask(ctx, p); ok {
+					finish(l)
+				}
+			}
+		}()
+	}
+	workers.Wait()
+	wg.Wait()
+}
+
+// policyOf is the task's policy or the batch default.
+func (b *batcher) policyOf(t *Task) *policy.Policy {
+	if t.Policy != nil {
+		return t.Policy
+	}
+	return b.cfg.Policy
+}
+
+// cleanWork empties the work directory of the copies.
+func (b *batcher) cleanWork() error {
+	if err := removeTree(b.work); err != nil {
+		return err
+	}
+	return os.MkdirAll(b.work, 0o700)
+}

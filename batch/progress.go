@@ -1,0 +1,187 @@
+package batch
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentbox/agentbox/agent"
+)
+
+const barWidth = 20
+
+// progress shows the batch's progress: on a terminal one line redrawn in
+// place,
+//
+//	[=========>          ] 23/50  ok 21  failed 1  denied-calls 7  eta 3m
+//
+// otherwise one plain line per finished task.
+type progress struct {
+	mu      sync.Mutex
+	w       io.Writer
+	tty     bool
+	total   int
+	pending int // tasks to run in this batch
+	done    int // finished, earlier runs included
+	ran     int // finished in this run
+	ok      int
+	failed  int
+	denied  int
+	start   time.Time
+	drawn   bool
+}
+
+func newProgress(w io.Writer, tty bool, total, pending int) *progress {
+	if w == nil {
+		w = io.Discard
+		tty = false
+	}
+	return &progress{w: w, tty: tty, total: total, pending: pending, start: time.Now()}
+}
+
+// count adds a task finished by an earlier run.
+func (p *progress) count(l Line) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.add(l)
+}
+
+func (p *progress) add(l Line) {
+	p.done++
+	if l.Status == agent.StatusOK {
+		p.ok++
+	} else {
+		p.failed++
+	}
+	p.denied += l.DeniedCalls
+}
+
+// draw shows the current state (on a terminal).
+func (p *progress) draw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty {
+		p.redraw()
+	} else if p.done > 0 {
+		fmt.Fprintf(p.w, "batch: %d of %d tasks already finished; running the other %d\n", p.done, p.total, p.pending)
+	}
+}
+
+func (p *progress) redraw() {
+	fmt.Fprintf(p.w, "\r\x1b[K%s", p.line())
+	p.drawn = true
+}
+
+func (p *progress) line() string {
+	fill := 0
+	if p.total > 0 {
+		fill = p.done * barWidth / p.total
+	}
+	bar := strings.Repeat("=", fill)
+	if fill < barWidth {
+		bar += ">" + strings.Repeat(" ", barWidth-fill-1)
+	}
+	s := fmt.Sprintf("[%s] %d/%d  ok %d  failed %d  denied-calls %d", bar, p.done, p.total, p.ok, p.failed, p.denied)
+	if p.ran > 0 && p.ran < p.pending {
+		per := time.Since(p.start) / time.Duration(p.ran)
+		s += "  eta " + shortDuration(per*time.Duration(p.pending-p.ran))
+	}
+	return s
+}
+
+// finished reports one task of this run.
+func (p *progress) finished(l Line) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.add(l)
+	p.ran++
+	if p.tty {
+		if l.Status != agent.StatusOK {
+			fmt.Fprintf(p.w, "\r\x1b[K%s: %s\n", l.ID, taskSummary(l))
+		}
+		p.redraw()
+		return
+	}
+	fmt.Fprintf(p.w, "batch: [%d/%d] %s: %s\n", p.done, p.total, l.ID, taskSummary(l))
+}
+
+// notice prints a message without breaking the progress line.
+func (p *progress) notice(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\x1b[K")
+	}
+	fmt.Fprintln(p.w, "batch: "+msg)
+	if p.tty {
+		p.redraw()
+	}
+}
+
+// end finishes the progress line.
+func (p *progress) end() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.drawn {
+		p.redraw()
+		fmt.Fprintln(p.w)
+	}
+}
+
+func taskSummary(l Line) string {
+	s := fmt.Sprintf("%s (exit %d)  %d steps  %d files changed  %s", l.Status, l.Exit, l.Steps, len(l.FilesChanged),
+		shortDuration(time.Duration(l.DurationMS)*time.Millisecond))
+	if l.DeniedCalls > 0 {
+		s += fmt.Sprintf("  %d denied", l.DeniedCalls)
+	}
+	if l.Error != "" {
+		s += "  " + oneLine(l.Error, 160)
+	}
+	return s
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}
+
+func shortDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// WriteTable writes the summary as a table, one row per finished task,
+// and a totals line.
+func (s Summary) WriteTable(w io.Writer) {
+	width := 2
+	for _, l := range s.Tasks {
+		width = max(width, len(l.ID))
+	}
+	fmt.Fprintf(w, "%-*s  %-12s %4s %5s %8s %8s %6s  %s\n", width, "id", "status", "exit", "steps", "tokens", "time", "files", "session")
+	for _, l := range s.Tasks {
+		sess := l.Session
+		if len(sess) > 12 {
+			sess = sess[:12]
+		}
+		fmt.Fprintf(w, "%-*s  %-12s %4d %5d %8d %8s %6d  %s\n", width, l.ID, l.Status, l.Exit, l.Steps, l.Tokens,
+			shortDuration(time.Duration(l.DurationMS)*time.Millisecond), len(l.FilesChanged), sess)
+	}
+	fmt.Fprintf(w, "%d tasks: %d ok, %d failed, %d not run", s.Total, s.OK, s.Failed, s.NotRun)
+	if s.Skipped > 0 {
+		fmt.Fprintf(w, " (%d finished earlier)", s.Skipped)
+	}
+	fmt.Fprintf(w, "; %d denied calls, %d tokens, %s (%.1f tasks/min); results in %s\n", s.DeniedCalls, s.Tokens,
+		shortDuration(time.Duration(s.DurationMS)*time.Millisecond), s.TasksPerMin, s.Results)
+}

@@ -1,0 +1,193 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/agentbox/agentbox/agent"
+	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/sandbox"
+)
+
+// Exit codes of a task, as `agentbox run` would exit (DESIGN.md).
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitLimit       = 3
+	exitUnavailable = 125
+)
+
+// maxLogBytes caps the log excerpt kept per task.
+const maxLogBytes = 1 << 20
+
+// runTask runs one prepared task (preparing it first without the pool),
+// exports its changes and appends its results line. It reports false when
+// the task was interrupted: it gets no line and --resume runs it again.
+// The task's container and workspace copy are gone when it returns.
+func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
+	t := p.task
+	picked := time.Now()
+	if p.sess == nil && p.err == nil {
+		p = b.prepare(ctx, t)
+	}
+	l := Line{ID: t.ID, Started: picked.UTC(), FilesChanged: []audit.FileChange{}}
+	l.WaitMS = time.Since(picked).Milliseconds()
+	outDir := filepath.Join(b.cfg.Output, t.ID)
+	_ = removeTree(outDir) // a partial output of an interrupted run
+	if err := os.MkdirAll(outDir, 0o755); err != nil && p.err == nil {
+		p.err = fmt.Errorf("creating the task's output directory: %w", err)
+	}
+	if p.err != nil {
+		b.discard(ctx, p)
+		if ctx.Err() != nil {
+			_ = removeTree(outDir)
+			return l, false
+		}
+		l.Status, l.Exit, l.Error = StatusSetupFailed, exitUnavailable, b.cfg.Audit.Redact(p.err.Error())
+		if errors.Is(p.err, sandbox.ErrConfig) || errors.Is(p.err, ErrTooLarge) {
+			l.Exit = exitFailed
+		}
+		l.DurationMS = time.Since(picked).Milliseconds()
+		return l, b.record(outDir, l, "", "setup failed: "+l.Error+"\n")
+	}
+
+	res, log, denied, runErr := b.agentRun(ctx, p)
+	_ = p.sess.Close(context.WithoutCancel(ctx)) // no container outlives its task
+	interrupted := res.Status == agent.StatusInterrupted || (runErr != nil && ctx.Err() != nil)
+	if interrupted {
+		_ = removeTree(p.dir)
+		_ = removeTree(outDir)
+		return l, false
+	}
+	l.Status, l.Steps, l.Session, l.DeniedCalls = res.Status, res.Steps, res.SessionID, denied
+	l.PromptTokens, l.CompletionTokens = res.PromptTokens, res.CompletionTokens
+	l.Tokens = res.PromptTokens + res.CompletionTokens
+	l.FilesChanged = res.FilesChanged
+	l.Error = res.Error
+	l.Exit = exitFor(res.Status, runErr)
+	if err := exportChanges(p.dir, outDir, res.FilesChanged); err != nil && l.Error == "" {
+		l.Status, l.Exit, l.Error = agent.StatusError, exitFailed, "exporting the changed files: "+err.Error()
+	}
+	_ = removeTree(p.dir)
+	l.DurationMS = time.Since(picked).Milliseconds()
+	return l, b.record(outDir, l, res.Answer, log)
+}
+
+// record writes the task's files and its results line. A line that cannot
+// be written leaves the task unfinished (it runs again on --resume).
+func (b *batcher) record(outDir string, l Line, answer, log string) bool {
+	_ = writeTaskFiles(outDir, answer, log)
+	_ = writeJSON(filepath.Join(outDir, ResultFile), l)
+	if err := b.results.append(l); err != nil {
+		b.prog.notice(fmt.Sprintf("task %s: %v", l.ID, err))
+		return false
+	}
+	return true
+}
+
+// agentRun runs the agent on the prepared sandbox.
+func (b *batcher) agentRun(ctx context.Context, p *prepared) (agent.Result, string, int, error) {
+	t := p.task
+	pol := b.policyOf(t)
+	log := &capped{max: maxLogBytes}
+	printer := &agent.Printer{W: log, Redact: b.cfg.Audit.Redact}
+	ev := &counting{Events: printer}
+	model, name, err := newModel(b.cfg.Model, t)
+	if err != nil {
+		return agent.Result{Status: agent.StatusError, Error: err.Error(), FilesChanged: []audit.FileChange{}}, "", 0, err
+	}
+	appr := b.cfg.Approver
+	if appr == nil {
+		appr = agent.DenyAll{DecidedBy: audit.DecidedByFlag}
+	}
+	tools := &agent.Tools{Policy: pol, Session: p.sess, Audit: b.cfg.Audit, Approver: appr,
+		CallTimeout: pol.Sandbox.CallTimeout, OutputCap: p.cfg.OutputCap, Network: p.cfg.Network,
+		WorkspaceMode: p.cfg.WorkspaceMode, Redact: b.cfg.Audit.Redact}
+	maxSteps := t.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = b.cfg.MaxSteps
+	}
+	timeout := t.Timeout
+	if timeout <= 0 {
+		timeout = b.cfg.Timeout
+	}
+	if timeout <= 0 {
+		timeout = pol.Sandbox.SessionTimeout
+	}
+	res, err := agent.Run(ctx, agent.RunConfig{
+		Task: t.Task, Model: model, ModelName: name, Tools: tools,
+		Workspace: p.dir, WorkspaceMode: "copy",
+		PolicyPath: pol.Path, PolicySHA256: pol.SHA256, Version: b.cfg.Version,
+		MaxSteps: maxSteps, SessionTimeout: timeout, Events: ev,
+	})
+	return res, log.String(), ev.denied(), err
+}
+
+func exitFor(status string, err error) int {
+	switch {
+	case status == agent.StatusOK:
+		return exitOK
+	case status == agent.StatusStepLimit, status == agent.StatusTimeout:
+		return exitLimit
+	case agent.IsSandboxFailure(err):
+		return exitUnavailable
+	}
+	return exitFailed
+}
+
+// counting forwards events and counts denied tool calls.
+type counting struct {
+	agent.Events
+	mu sync.Mutex
+	n  int
+}
+
+func (c *counting) ToolCall(step, maxSteps int, o agent.Outcome) {
+	if o.Denied {
+		c.mu.Lock()
+		c.n++
+		c.mu.Unlock()
+	}
+	c.Events.ToolCall(step, maxSteps, o)
+}
+
+func (c *counting) denied() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// capped keeps the first max bytes written and notes the rest.
+type capped struct {
+	mu   sync.Mutex
+	max  int
+	b    []byte
+	lost int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	room := c.max - len(c.b)
+	if room >= len(p) {
+		c.b = append(c.b, p...)
+	} else {
+		c.b = append(c.b, p[:max(room, 0)]...)
+		c.lost += len(p) - max(room, 0)
+	}
+	return len(p), nil
+}
+
+func (c *capped) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lost > 0 {
+		return string(c.b) + fmt.Sprintf("\n[... %d more bytes of log cut by agentbox ...]\n", c.lost)
+	}
+	return string(c.b)
+}

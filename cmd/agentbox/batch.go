@@ -1,0 +1,218 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/agentbox/agentbox"
+	"github.com/agentbox/agentbox/agent"
+	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/batch"
+	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/sandbox"
+	"github.com/docker/docker/client"
+	"github.com/docker/go-units"
+	"github.com/urfave/cli/v2"
+)
+
+func batchCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "batch",
+		Usage:     "run many tasks, each in its own sandbox on its own copy of its workspace",
+		ArgsUsage: "TASKS.yaml|TASKS.jsonl",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "results", Usage: "results directory: results.jsonl, summary.json and one directory per task"},
+			&cli.IntFlag{Name: "concurrency", Aliases: []string{"j"}, Usage: "tasks run at once (default: the number of cores)"},
+			&cli.BoolFlag{Name: "resume", Usage: "continue a batch: skip the tasks that have a line in results.jsonl"},
+			&cli.BoolFlag{Name: "retry-failed", Usage: "with --resume, also rerun the tasks whose status was not ok"},
+			&cli.BoolFlag{Name: "no-pool", Usage: "do not prepare sandboxes ahead (each task starts its own)"},
+			&cli.IntFlag{Name: "pool", Usage: "tasks prepared ahead (default: --concurrency)"},
+			policyFlag(),
+			&cli.StringFlag{Name: "audit", Usage: "audit log shared by all tasks (default: $XDG_STATE_HOME/agentbox/audit.jsonl)", EnvVars: []string{"AGENTBOX_AUDIT"}},
+			&cli.StringFlag{Name: "audit-key-file", Usage: "HMAC key file for the audit log (else $AGENTBOX_AUDIT_KEY)"},
+			&cli.StringFlag{Name: "image", Usage: "sandbox image for every task (default: each policy's sandbox.image)"},
+			&cli.StringFlag{Name: "network", Usage: "none | open for every task (default: each policy's sandbox.network)"},
+			&cli.StringFlag{Name: "executor", Hidden: true, EnvVars: []string{"AGENTBOX_EXECUTOR"}},
+			&cli.StringFlag{Name: "model", Usage: "model for tasks without model: or script: (default: $OPENAI_MODEL, else " + agent.DefaultModel + ")"},
+			&cli.StringFlag{Name: "base-url", Usage: "OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else OpenAI)"},
+			&cli.IntFlag{Name: "max-steps", Value: agent.DefaultMaxSteps, Usage: "model calls per task without max_steps:"},
+			&cli.DurationFlag{Name: "timeout", Usage: "session timeout per task without timeout: (default: the policy's sandbox.timeouts.session)"},
+			&cli.StringFlag{Name: "approve", Value: "deny", Usage: "answer to the policy's ask: deny or allow (nobody is asked in a batch)"},
+			&cli.StringFlag{Name: "max-copy", Value: "1GiB", Usage: "largest workspace copied per task"},
+			&cli.BoolFlag{Name: "json", Usage: "print the final summary as JSON on stdout"},
+		},
+		Action: batchAction,
+	}
+}
+
+func batchAction(c *cli.Context) error {
+	args, err := interspersed(c)
+	if err != nil {
+		return usageError{fmt.Errorf("%w (see agentbox batch --help)", err)}
+	}
+	if len(args) != 1 {
+		return usageError{errors.New("batch needs one task file: agentbox batch tasks.yaml --output results/")}
+	}
+	if c.Int("concurrency") < 0 || c.Int("pool") < 0 || c.Int("max-steps") <= 0 {
+		return usageError{errors.New("--concurrency and --pool must not be negative, --max-steps at least 1")}
+	}
+	if c.Bool("retry-failed") && !c.Bool("resume") {
+		return usageError{errors.New("--retry-failed goes with --resume")}
+	}
+	if v := c.String("network"); v != "" && v != "none" && v != "open" {
+		return usageError{fmt.Errorf("--network %q: want none or open", v)}
+	}
+	maxCopy, err := units.RAMInBytes(c.String("max-copy"))
+	if err != nil || maxCopy <= 0 {
+		return usageError{fmt.Errorf("--max-copy %q: want a size such as 512MiB or 2GiB", c.String("max-copy"))}
+	}
+	var appr agent.Approver
+	switch c.String("approve") {
+	case "deny":
+		appr = agent.DenyAll{DecidedBy: audit.DecidedByFlag}
+	case "allow":
+		appr = agent.AllowAll{}
+	default:
+		return usageError{fmt.Errorf("--approve %q: want deny or allow (a batch asks nobody)", c.String("approve"))}
+	}
+	tasks, err := batch.LoadTasks(args[0], batch.LoadOptions{MaxWorkspaceBytes: maxCopy})
+	if err != nil {
+		var ve *batch.ValidationError
+		if errors.As(err, &ve) {
+			for _, p := range ve.Problems {
+				fmt.Fprintln(c.App.ErrWriter, p)
+			}
+			return exitWith(exitUsage, fmt.Errorf("%d problem(s) in the task file; nothing was started", len(ve.Problems)))
+		}
+		return exitWith(exitUsage, err)
+	}
+	def, err := loadPolicy(c)
+	if err != nil {
+		return err
+	}
+	log, err := openBatchAudit(c, def, tasks)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	mc := agent.ConfigFromEnv(os.Getenv)
+	if v := c.String("model"); v != "" {
+		mc.Model = v
+	}
+	if v := c.String("base-url"); v != "" {
+		mc.BaseURL = v
+	}
+	cfg := batch.Config{
+		Tasks: tasks, Output: c.String("output"), Concurrency: c.Int("concurrency"),
+		NoPool: c.Bool("no-pool"), PoolSize: c.Int("pool"), Resume: c.Bool("resume"), RetryFailed: c.Bool("retry-failed"),
+		Sandbox: batch.Overrides{Image: c.String("image"), Network: c.String("network"), ExecutorPath: c.String("executor")},
+		Policy:  def, Audit: log, Approver: appr, Model: mc, MaxSteps: c.Int("max-steps"), Timeout: c.Duration("timeout"),
+		Version: agentbox.Version, MaxCopyBytes: maxCopy, Progress: c.App.ErrWriter,
+		TTY: isTerminal(os.Stderr) && os.Getenv("TERM") != "dumb",
+	}
+	return withRuntime(c.Context, func(cl *client.Client, rt *sandbox.Docker) error {
+		_, _ = sandbox.GC(c.Context, cl)
+		cfg.Runtime = rt
+		sum, err := batch.Run(c.Context, cfg)
+		if errors.Is(err, batch.ErrConfig) {
+			return exitWith(exitUsage, err)
+		}
+		if c.Bool("json") {
+			enc := json.NewEncoder(c.App.Writer)
+			enc.SetEscapeHTML(false)
+			_ = enc.Encode(sum)
+		} else {
+			sum.WriteTable(c.App.ErrWriter)
+		}
+		if err != nil {
+			return exitWith(exitInterrupted, err)
+		}
+		if !sum.AllOK() {
+			return exitWith(exitFailed, fmt.Errorf("%d of %d tasks did not succeed; see %s", sum.Total-sum.OK, sum.Total, sum.Results))
+		}
+		return nil
+	})
+}
+
+// openBatchAudit opens the audit log shared by all tasks: never inside a
+// task's workspace, redacting with every policy's patterns.
+func openBatchAudit(c *cli.Context, def *policy.Policy, tasks []batch.Task) (*audit.Writer, error) {
+	path := c.String("audit")
+	if path == "" {
+		p, err := audit.DefaultPath()
+		if err != nil {
+			return nil, exitWith(exitUsage, fmt.Errorf("no audit log path: %w; pass --audit FILE", err))
+		}
+		path = p
+	}
+	redact := append([]*regexp.Regexp(nil), def.Audit.Redact...)
+	preview := def.Audit.PreviewBytes
+	seen := map[*policy.Policy]bool{def: true}
+	for _, t := range tasks {
+		if err := audit.CheckOutside(path, t.Workspace); err != nil {
+			return nil, exitWith(exitUsage, fmt.Errorf("task %s: %w", t.ID, err))
+		}
+		if t.Policy != nil && !seen[t.Policy] {
+			seen[t.Policy] = true
+			redact = append(redact, t.Policy.Audit.Redact...)
+		}
+	}
+	key, err := audit.KeyFromEnv(c.String("audit-key-file"))
+	if err != nil {
+		return nil, exitWith(exitUsage, err)
+	}
+	w, err := audit.Open(path, audit.Options{Key: key, Redact: redact, Secrets: knownSecrets(), PreviewBytes: int(preview)})
+	if err != nil {
+		return nil, exitWith(exitUsage, fmt.Errorf("audit log %s: %w", path, err))
+	}
+	return w, nil
+}
+
+// interspersed applies flags written after the positional arguments
+// (`agentbox batch tasks.yaml --concurrency 4`), which urfave/cli leaves
+// unparsed, and returns the positional arguments.
+func interspersed(c *cli.Context) ([]string, error) {
+	fs := flag.NewFlagSet(c.Command.Name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	for _, f := range c.Command.Flags {
+		if err := f.Apply(fs); err != nil {
+			return nil, err
+		}
+	}
+	var pos []string
+	rest := c.Args().Slice()
+	for len(rest) > 0 {
+		if rest[0] == "--" {
+			pos = append(pos, rest[1:]...)
+			break
+		}
+		if !strings.HasPrefix(rest[0], "-") || rest[0] == "-" {
+			pos = append(pos, rest[0])
+			rest = rest[1:]
+			continue
+		}
+		if err := fs.Parse(rest); err != nil {
+			return nil, err
+		}
+		rest = fs.Args()
+	}
+	canonical := map[string]string{}
+	for _, f := range c.Command.Flags {
+		for _, n := range f.Names() {
+			canonical[n] = f.Names()[0]
+		}
+	}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if serr := c.Set(canonical[f.Name], f.Value.String()); serr != nil && err == nil {
+			err = serr
+		}
+	})
+	return pos, err
+}
