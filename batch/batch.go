@@ -237,23 +237,8 @@ func (b *batcher) poolSize() int {
 // SandboxConfig is the session configuration of a task: its policy's
 // sandbox settings, the command-line overrides, and the workspace copy.
 func SandboxConfig(p *policy.Policy, o Overrides, workspace string) sandbox.Config {
-	st := p.Sandbox
-	mode := "rw"
-	if st.Workspace == "ro" {
-		mode = "ro"
-	}
-	env := map[string]string{}
-	for _, name := range st.Env {
-		if v, ok := os.LookupEnv(name); ok {
-			env[name] = v
-		}
-	}
-	cfg := sandbox.Config{
-		Image: st.Image, Runtime: st.Runtime, Workspace: workspace, WorkspaceMode: mode,
-		Network: st.Network, User: st.User, CPUs: st.CPUs, MemoryBytes: st.MemoryBytes, Pids: st.Pids,
-		Env: env, KeepBackground: st.Background == "keep", OutputCap: int(st.OutputMaxBytes),
-		ExecutorPath: o.ExecutorPath,
-	}
+	cfg := agent.SandboxConfig(p, workspace)
+	cfg.ExecutorPath = o.ExecutorPath
 	if o.Image != "" {
 		cfg.Image = o.Image
 	}

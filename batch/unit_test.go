@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/agentbox/agentbox/agent"
 )
 
 func TestCopyTreeKeepsSymlinksAndModes(t *testing.T) {
@@ -189,5 +191,54 @@ func TestResultsFileTornLine(t *testing.T) {
 	writeFile(t, path, `{"id":"a"}`+"\n"+"garbage\n"+`{"id":"b"}`+"\n")
 	if _, _, err := openResults(path, true); err == nil || !strings.Contains(err.Error(), "results.jsonl:2") {
 		t.Fatalf("damaged middle line: %v", err)
+	}
+}
+
+func TestApplyRefusesConflicts(t *testing.T) {
+	src := t.TempDir()
+	for name, body := range map[string]string{"a.txt": "a\n", "b.txt": "b\n", "gone.txt": "x\n"} {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wc, err := NewWorkCopy(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Remove()
+	// The session edits a.txt, adds new/c.txt, deletes gone.txt.
+	_ = os.WriteFile(filepath.Join(wc.Dir, "a.txt"), []byte("A\n"), 0o644)
+	_ = os.MkdirAll(filepath.Join(wc.Dir, "new"), 0o755)
+	_ = os.WriteFile(filepath.Join(wc.Dir, "new", "c.txt"), []byte("c\n"), 0o600)
+	_ = os.Remove(filepath.Join(wc.Dir, "gone.txt"))
+	after, _ := agent.Snapshot(wc.Dir)
+	changes := agent.Diff(wc.Before, after)
+	if len(changes) != 3 {
+		t.Fatalf("changes %+v", changes)
+	}
+	// Meanwhile someone edits a.txt in the source: nothing is applied.
+	_ = os.WriteFile(filepath.Join(src, "a.txt"), []byte("concurrent\n"), 0o644)
+	if err := wc.Apply(changes); !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "a.txt") {
+		t.Fatalf("want a conflict naming a.txt, got %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(src, "a.txt")); string(b) != "concurrent\n" {
+		t.Errorf("a conflicting change was overwritten: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(src, "new", "c.txt")); err == nil {
+		t.Errorf("a change was applied despite the conflict")
+	}
+	// Without the conflict everything applies, modes included.
+	_ = os.WriteFile(filepath.Join(src, "a.txt"), []byte("a\n"), 0o644)
+	if err := wc.Apply(changes); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(src, "a.txt")); string(b) != "A\n" {
+		t.Errorf("a.txt = %q", b)
+	}
+	if fi, err := os.Stat(filepath.Join(src, "new", "c.txt")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("new/c.txt: %v %v", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(src, "gone.txt")); err == nil {
+		t.Errorf("gone.txt not deleted")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/urfave/cli/v2"
@@ -45,32 +46,11 @@ func sandboxConfig(c *cli.Context, p *policy.Policy) (sandbox.Config, error) {
 	if !fi.IsDir() {
 		return sandbox.Config{}, fmt.Errorf("%w: workspace %s is not a directory; pass --workspace DIR", sandbox.ErrConfig, ws)
 	}
-	st := p.Sandbox
-	mode := st.Workspace
-	if mode == "copy" {
-		return sandbox.Config{}, fmt.Errorf("%w: sandbox.workspace: copy is not supported yet; use rw or ro", sandbox.ErrConfig)
+	if p.Sandbox.Workspace == "copy" {
+		return sandbox.Config{}, fmt.Errorf("%w: sandbox.workspace: copy is used by agentbox batch; for run and exec use rw or ro", sandbox.ErrConfig)
 	}
-	env := map[string]string{}
-	for _, name := range st.Env {
-		if v, ok := os.LookupEnv(name); ok {
-			env[name] = v
-		}
-	}
-	cfg := sandbox.Config{
-		Image:          st.Image,
-		Runtime:        st.Runtime,
-		Workspace:      abs,
-		WorkspaceMode:  mode,
-		Network:        st.Network,
-		User:           st.User,
-		CPUs:           st.CPUs,
-		MemoryBytes:    st.MemoryBytes,
-		Pids:           st.Pids,
-		Env:            env,
-		KeepBackground: st.Background == "keep",
-		OutputCap:      int(st.OutputMaxBytes),
-		ExecutorPath:   c.String("executor"),
-	}
+	cfg := agent.SandboxConfig(p, abs)
+	cfg.ExecutorPath = c.String("executor")
 	if v := c.String("image"); v != "" {
 		cfg.Image = v
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/agent"
+	"github.com/agentbox/agentbox/batch"
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/docker/docker/client"
 	"github.com/urfave/cli/v2"
@@ -30,6 +31,8 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "plan", Usage: "ask the model for a 3-5 step plan first, then run the steps in order"},
 			&cli.BoolFlag{Name: "no-memory", Usage: "do not read or write this workspace's memory of past runs"},
 			approveFlag(),
+			&cli.StringFlag{Name: "workspace-mode", Usage: "rw | ro | copy — copy: the agent works on a private copy; see --apply (default: the policy's sandbox.workspace)"},
+			&cli.BoolFlag{Name: "apply", Usage: "with copy: apply the copy's changes to the workspace at the end, unless the workspace changed meanwhile"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the final answer"},
 			&cli.BoolFlag{Name: "json", Usage: "print one final JSON object (status, answer, steps, tokens, session, files changed)"},
 		),
@@ -45,7 +48,22 @@ func runCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			cfg, err := sandboxConfig(c, p)
+			mode := c.String("workspace-mode")
+			if mode == "" {
+				mode = p.Sandbox.Workspace
+			}
+			if mode != "rw" && mode != "ro" && mode != "copy" {
+				return usageError{fmt.Errorf("--workspace-mode %q: want rw, ro or copy", mode)}
+			}
+			if c.Bool("apply") && mode != "copy" {
+				return usageError{errors.New("--apply goes with --workspace-mode copy")}
+			}
+			pp := *p
+			pp.Sandbox.Workspace = mode
+			if mode == "copy" {
+				pp.Sandbox.Workspace = "rw" // on the copy
+			}
+			cfg, err := sandboxConfig(c, &pp)
 			if err != nil {
 				return err
 			}
@@ -64,6 +82,13 @@ func runCommand() *cli.Command {
 			}
 			defer log.Close()
 			printer.Redact = log.Redact
+			var wc *batch.WorkCopy
+			if mode == "copy" {
+				if wc, err = batch.NewWorkCopy(cfg.Workspace); err != nil {
+					return exitWith(exitUsage, err)
+				}
+				cfg.Workspace = wc.Dir
+			}
 			var mem *agent.Memory
 			if !c.Bool("no-memory") {
 				if path, err := agent.DefaultMemoryPath(os.Getenv, cfg.Workspace); err == nil {
@@ -90,12 +115,20 @@ func runCommand() *cli.Command {
 					MaxSteps: c.Int("max-steps"), SessionTimeout: timeout, Plan: c.Bool("plan"),
 					Memory: mem, Events: printer,
 				})
+				if wc != nil {
+					if aerr := finishCopy(c, wc, res); aerr != nil && err == nil {
+						err = aerr
+					}
+				}
 				if c.Bool("json") {
 					enc := json.NewEncoder(c.App.Writer)
 					enc.SetEscapeHTML(false)
 					_ = enc.Encode(res)
 				} else if c.Bool("quiet") && res.Status == agent.StatusOK {
 					fmt.Fprintln(c.App.Writer, res.Answer)
+				}
+				if errors.Is(err, batch.ErrConflict) {
+					return exitWith(exitFailed, err)
 				}
 				if err != nil {
 					return runError(err, !printer.Quiet)
@@ -147,4 +180,21 @@ func newModel(c *cli.Context, printer *agent.Printer) (agent.Model, string, erro
 		return nil, "", exitWith(exitUsage, err)
 	}
 	return m, mc.Model, nil
+}
+
+// finishCopy applies the copy's changes (--apply) or says where they are.
+func finishCopy(c *cli.Context, wc *batch.WorkCopy, res agent.Result) error {
+	w := c.App.ErrWriter
+	if len(res.FilesChanged) == 0 {
+		return wc.Remove()
+	}
+	if !c.Bool("apply") {
+		fmt.Fprintf(w, "%d file(s) changed in the copy %s; the workspace is untouched (rerun with --apply to apply changes)\n", len(res.FilesChanged), wc.Dir)
+		return nil
+	}
+	if err := wc.Apply(res.FilesChanged); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "applied %d change(s) to %s\n", len(res.FilesChanged), wc.Src)
+	return wc.Remove()
 }
