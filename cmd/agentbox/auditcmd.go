@@ -15,11 +15,16 @@ import (
 var _ audit.Decider = (*policy.Policy)(nil)
 
 func auditCommand() *cli.Command {
+	// fileArg opens the one FILE argument; flags may follow it.
 	fileArg := func(c *cli.Context) (*os.File, error) {
-		if c.NArg() != 1 {
+		args, err := interspersed(c)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("%w (see agentbox audit %s --help)", err, c.Command.Name)}
+		}
+		if len(args) != 1 {
 			return nil, usageError{fmt.Errorf("audit %s needs one FILE (the default log is %s)", c.Command.Name, defaultAuditPath())}
 		}
-		f, err := os.Open(c.Args().First())
+		f, err := os.Open(args[0])
 		if err != nil {
 			return nil, exitWith(exitUsage, fmt.Errorf("opening the audit log: %w", err))
 		}
@@ -116,14 +121,14 @@ func auditCommand() *cli.Command {
 				ArgsUsage: "FILE --policy NEW",
 				Flags:     []cli.Flag{&cli.StringFlag{Name: "policy", Usage: "the policy to re-decide with (required)"}, &cli.BoolFlag{Name: "json"}},
 				Action: func(c *cli.Context) error {
-					if !c.IsSet("policy") {
-						return usageError{errors.New("audit replay needs --policy NEW: the policy to re-decide the recorded calls with")}
-					}
 					f, err := fileArg(c)
 					if err != nil {
 						return err
 					}
 					defer f.Close()
+					if !c.IsSet("policy") {
+						return usageError{errors.New("audit replay needs --policy NEW: the policy to re-decide the recorded calls with")}
+					}
 					p, err := loadPolicy(c)
 					if err != nil {
 						return err

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/agentbox/agentbox"
@@ -59,7 +58,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
 	var unknown string
 	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
-	err := app.RunContext(ctx, flagsFirst(args))
+	err := app.RunContext(ctx, args)
 	if unknown != "" && err == nil {
 		err = usageError{fmt.Errorf("unknown command %q (see agentbox --help)", unknown)}
 	}
@@ -155,39 +154,4 @@ func versionCommand() *cli.Command {
 			return nil
 		},
 	}
-}
-
-// boolFlags of the audit subcommands take no value.
-var boolFlags = map[string]bool{"json": true, "help": true, "h": true}
-
-// flagsFirst lets `agentbox audit SUB FILE --flag value` work as documented:
-// urfave/cli stops parsing flags at the first argument, so the audit
-// subcommands' flags are moved before their FILE. Other commands keep their
-// arguments as given (a task or a command may contain words like -la).
-func flagsFirst(args []string) []string {
-	if len(args) < 4 || args[1] != "audit" {
-		return args
-	}
-	var flags, pos []string
-	rest := args[3:]
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		if a == "--" {
-			pos = append(pos, rest[i+1:]...)
-			break
-		}
-		if len(a) < 2 || a[0] != '-' {
-			pos = append(pos, a)
-			continue
-		}
-		flags = append(flags, a)
-		name := strings.TrimLeft(a, "-")
-		if !strings.Contains(name, "=") && !boolFlags[name] && i+1 < len(rest) {
-			flags = append(flags, rest[i+1])
-			i++
-		}
-	}
-	out := append([]string{}, args[:3]...)
-	out = append(out, flags...)
-	return append(out, pos...)
 }

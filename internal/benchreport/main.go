@@ -111,11 +111,6 @@ func run(out string, calls int) error {
 	}
 	_ = s.Close(ctx)
 	if err := add("session start: create to first answer", 15, "hardened container + executor hello + `true`", func() error {
-		if err := add("native `bash --noprofile --norc -c true` (baseline)", calls, "what the executor runs, on the host", func() error {
-			return exec.Command("bash", "--noprofile", "--norc", "-c", "true").Run()
-		}); err != nil {
-			return err
-		}
 		s, err := rt.Start(ctx, cfg)
 		if err != nil {
 			return err
