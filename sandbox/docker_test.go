@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -213,3 +214,38 @@ func TestStartErrors(t *testing.T) {
 		t.Errorf("dynamic executor: %v", err)
 	}
 }
+
+// With background: keep, a process left behind survives the call (and a
+// later call's timeout), while the timed-out call's own processes die.
+func TestKeepBackground(t *testing.T) {
+	cfg := testutil.Config(t, t.TempDir())
+	cfg.KeepBackground = true
+	s := testutil.StartWith(t, cfg)
+	// The server keeps the pipe only briefly: redirect the survivor's output.
+	res := sandboxtest.Exec(t, s, "nohup sleep 301 >/dev/null 2>&1 & echo started", 10*time.Second)
+	if !strings.Contains(string(res.Output), "started") {
+		t.Fatalf("start: %q", res.Output)
+	}
+	count := func(name string) int {
+		r := sandboxtest.Exec(t, s, `n=0; for p in /proc/[0-9]*; do [ "$(cat $p/cmdline 2>/dev/null | tr '\0' ' ')" = "`+name+` " ] && n=$((n+1)); done; echo $n`, 10*time.Second)
+		n, err := strconv.Atoi(strings.TrimSpace(string(r.Output)))
+		if err != nil {
+			t.Fatalf("counting %s: %q", name, r.Output)
+		}
+		return n
+	}
+	if n := count("sleep 301"); n != 1 {
+		t.Fatalf("kept background process: %d running, want 1", n)
+	}
+	res = sandboxtest.Exec(t, s, "setsid sleep 302 & sleep 300", time.Second)
+	if !res.TimedOut {
+		t.Fatalf("not timed out: %+v", res)
+	}
+	if n := count("sleep 301"); n != 1 {
+		t.Errorf("the earlier background process died with a later call's timeout")
+	}
+	if n := count("sleep 302"); n != 0 {
+		t.Errorf("the timed-out call's own escape survived")
+	}
+}
+

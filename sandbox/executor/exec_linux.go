@@ -16,8 +16,12 @@ import (
 // everything it started).
 func (s *Server) exec(req *wire.Request) *wire.Response {
 	start := time.Now()
-	before := listPIDs()
-	oomBefore := oomKills()
+	// With background: keep, processes of earlier calls survive a timeout;
+	// otherwise nothing but init and the executor exists between calls.
+	var before map[int]bool
+	if s.keep {
+		before = listPIDs()
+	}
 
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -65,11 +69,7 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 		waitErr = <-done
 	}
 	if !s.keep || timedOut {
-		survivors := map[int]bool{}
-		if s.keep {
-			survivors = before
-		}
-		s.killAllExcept(survivors)
+		s.killAllExcept(before)
 		<-copied
 	} else {
 		// Background processes may hold the pipe open: take what is there
@@ -92,8 +92,9 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 	if timedOut {
 		resp.ExitCode = 124
 	}
-	if after := oomKills(); oomBefore >= 0 && after > oomBefore {
+	if after := oomKills(); s.ooms >= 0 && after > s.ooms {
 		resp.OOMKilled = true
+		s.ooms = after
 	}
 	return resp
 }

@@ -31,6 +31,7 @@ type Server struct {
 	keep    bool
 	cap     int
 	self    int
+	ooms    int64 // the cgroup's OOM-kill count after the last call; -1 unknown
 }
 
 // Serve runs the request loop until stdin closes. The first request must be
@@ -40,6 +41,7 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 		return fmt.Errorf("executor: cannot make itself non-dumpable: %w", err)
 	}
 	s.self = os.Getpid()
+	s.ooms = oomKills()
 	r := bufio.NewReaderSize(in, 64<<10)
 	w := bufio.NewWriterSize(out, 64<<10)
 	hello, err := wire.ReadRequest(r)
