@@ -248,4 +248,3 @@ func TestKeepBackground(t *testing.T) {
 		t.Errorf("the timed-out call's own escape survived")
 	}
 }
-
