@@ -74,6 +74,12 @@ type Prompt struct {
 	in     *bufio.Reader
 	out    io.Writer
 	always map[string]bool
+	lines  chan lineRead // fed by one reader goroutine, started on first use
+}
+
+type lineRead struct {
+	line string
+	err  error
 }
 
 // NewPrompt returns a Prompt reading answers from in and writing questions
@@ -82,14 +88,43 @@ func NewPrompt(in io.Reader, out io.Writer) *Prompt {
 	return &Prompt{in: bufio.NewReader(in), out: out, always: map[string]bool{}}
 }
 
+// readLine waits for the next answer line or for ctx to end, so that
+// Ctrl-C at the prompt stops the run at once. The reader goroutine blocks
+// on the input, which cannot be interrupted portably; it ends at end of
+// input, and for a terminal with the process, which exits right after an
+// interrupt.
+func (p *Prompt) readLine(ctx context.Context) (string, error) {
+	if p.lines == nil {
+		p.lines = make(chan lineRead)
+		go func() {
+			for {
+				line, err := p.in.ReadString('\n')
+				p.lines <- lineRead{line, err}
+				if err != nil {
+					close(p.lines)
+					return
+				}
+			}
+		}()
+	}
+	select {
+	case r, ok := <-p.lines:
+		if !ok {
+			return "", io.EOF
+		}
+		return r.line, r.err
+	case <-ctx.Done():
+		return "", context.Cause(ctx)
+	}
+}
+
 // rememberable reports whether "always" may be offered for rule: only for
 // a rule the policy names in a list, never for the catch-all defaults.
 func rememberable(rule string) bool {
 	return strings.Contains(rule, "[")
 }
 
-// Approve asks the user. The read blocks until a line arrives; it does not
-// observe ctx while blocked.
+// Approve asks the user; it returns ctx's error when ctx ends first.
 func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (Approval, error) {
 	rule := req.Decision.Rule
 	if rule != "" && p.always[rule] {
@@ -123,7 +158,11 @@ func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (Approval, er
 			return Approval{}, context.Cause(ctx)
 		}
 		fmt.Fprint(p.out, question)
-		line, err := p.in.ReadString('\n')
+		line, err := p.readLine(ctx)
+		if ctx.Err() != nil {
+			fmt.Fprintln(p.out)
+			return Approval{}, context.Cause(ctx)
+		}
 		ans := strings.ToLower(strings.TrimSpace(line))
 		switch {
 		case ans == "y" || ans == "yes":

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -237,4 +238,21 @@ func TestParseScriptErrors(t *testing.T) {
 
 func decisionAsk(rule, pattern string) policy.Decision {
 	return policy.Decision{Verdict: policy.Ask, Rule: rule, Pattern: pattern, Reason: "matched " + rule}
+}
+
+// Ctrl-C at the approval prompt ends the wait at once, answered or not.
+func TestPromptObservesCancel(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	p := NewPrompt(pr, io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Approve(ctx, ApprovalRequest{Tool: "execute_bash", Subject: "git push"})
+		done <- err
+	}()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("want context.Canceled, got %v", err)
+	}
 }
