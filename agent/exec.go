@@ -52,9 +52,27 @@ func ExecOnce(ctx context.Context, cfg ExecConfig) (Outcome, error) {
 		WorkspaceMode: cfg.WorkspaceMode, Version: cfg.Version, User: currentUser()}
 	start.Host, _ = os.Hostname()
 
+	// Decide (and ask) before starting anything: a command that will not
+	// run starts no container. The answer is handed to the pipeline so
+	// nobody is asked twice.
+	run := true
+	switch dec := t.Policy.Decide(policy.Action{Kind: policy.Command, Command: cfg.Command}); dec.Verdict {
+	case policy.Deny:
+		run = false
+	case policy.Ask:
+		appr := t.Approver
+		if appr == nil {
+			appr = DenyAll{}
+		}
+		ap, err := appr.Approve(ctx, ApprovalRequest{CallID: "exec", Tool: ToolExecuteBash, Subject: cfg.Command, Decision: dec})
+		if err != nil {
+			return Outcome{}, fmt.Errorf("asking for approval: %w", err)
+		}
+		t.Approver, run = answered{ap}, ap.Allow
+	}
 	var before Snap
 	snap := false
-	if t.Policy.Decide(policy.Action{Kind: policy.Command, Command: cfg.Command}).Verdict != policy.Deny {
+	if run {
 		sess, err := cfg.Start(ctx, t.SessionID)
 		if err != nil {
 			return Outcome{}, err
@@ -117,3 +135,8 @@ func currentUser() string {
 	}
 	return ""
 }
+
+// answered is an Approver that gives an answer obtained earlier.
+type answered struct{ ap Approval }
+
+func (a answered) Approve(context.Context, ApprovalRequest) (Approval, error) { return a.ap, nil }

@@ -356,3 +356,28 @@ func TestLocalPolicyFile(t *testing.T) {
 		t.Errorf("invalid ./agentbox.yaml: %d %q", r.code, r.stderr)
 	}
 }
+
+// TestExecAskDeniedStartsNothing: a command refused at approval starts no
+// container, like one the policy denies.
+func TestExecAskDeniedStartsNothing(t *testing.T) {
+	testutil.RequireDocker(t)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	r := agentbox(t, nil, "exec", "--workspace", t.TempDir(), "--audit", log, "--", "git push")
+	if r.code != 126 {
+		t.Fatalf("git push without a terminal: %d %q", r.code, r.stderr)
+	}
+	n := 0
+	for _, l := range readAuditLog(t, log) {
+		switch l.rec.Event {
+		case "session_start":
+			if l.rec.ContainerID != "" {
+				t.Errorf("a container was started for a refused command: %s", l.rec.ContainerID)
+			}
+		case "approval":
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d approval records, want exactly 1 (nobody is asked twice)", n)
+	}
+}
