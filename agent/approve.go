@@ -127,8 +127,12 @@ func rememberable(rule string) bool {
 // Approve asks the user; it returns ctx's error when ctx ends first.
 func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (Approval, error) {
 	rule := req.Decision.Rule
-	if rule != "" && p.always[rule] {
-		return Approval{Allow: true, DecidedBy: audit.DecidedBySessionRule, Approver: "interactive"}, nil
+	// "always" covers a call only when every part that asks was allowed
+	// for the session: one remembered rule must not carry other commands
+	// of the same script with it.
+	asking := askRules(req.Decision)
+	if p.allRemembered(asking) {
+		return Approval{Allow: true, DecidedBy: audit.DecidedBySessionRule, Approver: "interactive", Note: "always for " + strings.Join(asking, ", ")}, nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nagentbox: the policy asks before this %s call:\n", req.Tool)
@@ -146,9 +150,18 @@ func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (Approval, er
 	if req.Decision.Reason != "" {
 		fmt.Fprintf(&b, "  reason: %s\n", policy.Visible(req.Decision.Reason))
 	}
+	for _, part := range req.Decision.Parts {
+		if part.Verdict == policy.Ask {
+			fmt.Fprintf(&b, "  asks:   %s  (%s)\n", policy.Visible(strings.Join(part.Argv, " ")), part.Rule)
+		}
+	}
+	canRemember := len(asking) > 0
+	for _, r := range asking {
+		canRemember = canRemember && rememberable(r)
+	}
 	question := "Allow? [y]es / [n]o: "
-	if rememberable(rule) {
-		question = fmt.Sprintf("Allow? [y]es / [n]o / [a]lways for %s in this session: ", rule)
+	if canRemember {
+		question = fmt.Sprintf("Allow? [y]es / [n]o / [a]lways for %s in this session: ", strings.Join(asking, ", "))
 	}
 	if _, err := io.WriteString(p.out, b.String()); err != nil {
 		return Approval{}, fmt.Errorf("writing the approval prompt: %w", err)
@@ -167,9 +180,11 @@ func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (Approval, er
 		switch {
 		case ans == "y" || ans == "yes":
 			return Approval{Allow: true, DecidedBy: audit.DecidedByUser, Approver: "interactive"}, nil
-		case (ans == "a" || ans == "always") && rememberable(rule):
-			p.always[rule] = true
-			return Approval{Allow: true, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: "always for " + rule}, nil
+		case (ans == "a" || ans == "always") && canRemember:
+			for _, r := range asking {
+				p.always[r] = true
+			}
+			return Approval{Allow: true, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: "always for " + strings.Join(asking, ", ")}, nil
 		case ans == "n" || ans == "no":
 			return Approval{Allow: false, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: "the user declined"}, nil
 		}
@@ -180,7 +195,41 @@ func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (Approval, er
 			}
 			return Approval{}, fmt.Errorf("reading the approval answer: %w", err)
 		}
-		fmt.Fprintf(p.out, "please answer y or n%s\n", map[bool]string{true: " or a", false: ""}[rememberable(rule)])
+		fmt.Fprintf(p.out, "please answer y or n%s\n", map[bool]string{true: " or a", false: ""}[canRemember])
 	}
 	return Approval{Allow: false, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: "no valid answer"}, nil
+}
+
+// askRules lists the distinct rules of the parts that ask (for a file
+// decision, its one rule).
+func askRules(d policy.Decision) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(r string) {
+		if r != "" && !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	for _, part := range d.Parts {
+		if part.Verdict == policy.Ask {
+			add(part.Rule)
+		}
+	}
+	if len(out) == 0 && d.Verdict == policy.Ask {
+		add(d.Rule)
+	}
+	return out
+}
+
+func (p *Prompt) allRemembered(rules []string) bool {
+	if len(rules) == 0 {
+		return false
+	}
+	for _, r := range rules {
+		if !p.always[r] {
+			return false
+		}
+	}
+	return true
 }

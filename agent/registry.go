@@ -68,8 +68,11 @@ type Outcome struct {
 	Summary      string // the command, or the path; for display
 	// Text is the tool message for the model (redacted, capped).
 	Text string
-	// Decision is "allow" or "deny" ("" when the call was invalid).
+	// Decision is "allow" or "deny" ("" when the call was invalid);
+	// Policy is the policy's own verdict (allow, ask or deny) before any
+	// approval.
 	Decision  string
+	Policy    string
 	Rule      string
 	Reason    string
 	DecidedBy string
@@ -167,7 +170,7 @@ func (t *Tools) Call(ctx context.Context, callID, name, argsJSON string) Outcome
 	// Decide.
 	dec := t.Policy.Decide(call.action)
 	verdict, by := dec.Verdict, audit.DecidedByPolicy
-	o.Rule, o.Reason = dec.Rule, dec.Reason
+	o.Rule, o.Reason, o.Policy = dec.Rule, dec.Reason, dec.Verdict.String()
 	denyNote := ""
 	if verdict == policy.Ask {
 		appr := t.Approver

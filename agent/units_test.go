@@ -256,3 +256,32 @@ func TestPromptObservesCancel(t *testing.T) {
 		t.Fatalf("want context.Canceled, got %v", err)
 	}
 }
+
+// "always" for one rule does not approve a script whose other parts ask
+// under other rules.
+func TestPromptAlwaysCoversOnlyItsRules(t *testing.T) {
+	pol := policy.Default()
+	p := NewPrompt(strings.NewReader("a\n"), io.Discard)
+	ask := func(cmd string) Approval {
+		t.Helper()
+		d := pol.Decide(policy.Action{Kind: policy.Command, Command: cmd})
+		if d.Verdict != policy.Ask {
+			t.Fatalf("%q: want ask, got %s", cmd, d.Verdict)
+		}
+		ap, err := p.Approve(context.Background(), ApprovalRequest{Tool: "execute_bash", Subject: cmd, Decision: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ap
+	}
+	if ap := ask("git commit -m x"); !ap.Allow {
+		t.Fatalf("answered a: %+v", ap)
+	}
+	if ap := ask("git commit -m y"); !ap.Allow || ap.DecidedBy != "session-rule" {
+		t.Errorf("same rule again: %+v", ap)
+	}
+	// The input is exhausted: a prompt now means end of input, a denial.
+	if ap := ask("git commit -am x; git config core.fsmonitor ./evil"); ap.Allow {
+		t.Errorf("a remembered rule approved another rule's command: %+v", ap)
+	}
+}

@@ -1,6 +1,8 @@
 package batch
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -79,23 +81,30 @@ func Apply(src, copyDir string, before agent.Snap, changes []audit.FileChange) e
 		return err
 	}
 	defer root.Close()
+	from, err := os.OpenRoot(copyDir)
+	if err != nil {
+		return err
+	}
+	defer from.Close()
 	for _, c := range changes {
-		if err := applyOne(root, copyDir, c); err != nil {
+		if err := applyOne(root, from, c); err != nil {
 			return fmt.Errorf("applying %s: %w (the changes stay in %s)", c.Path, err, copyDir)
 		}
 	}
 	return nil
 }
 
-func applyOne(root *os.Root, copyDir string, c audit.FileChange) error {
+// applyOne applies one change, reading the copy through its own root (no
+// symlink leads out of it) and checking that the bytes are the ones the
+// change recorded.
+func applyOne(root, from *os.Root, c audit.FileChange) error {
 	if c.Change == audit.ChangeDeleted {
 		if err := root.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
 	}
-	from := filepath.Join(copyDir, c.Path)
-	fi, err := os.Lstat(from)
+	fi, err := from.Lstat(c.Path)
 	if err != nil {
 		return err
 	}
@@ -107,7 +116,7 @@ func applyOne(root *os.Root, copyDir string, c audit.FileChange) error {
 	tmp := c.Path + ".agentbox-apply"
 	_ = root.Remove(tmp)
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		target, err := os.Readlink(from)
+		target, err := from.Readlink(c.Path)
 		if err != nil {
 			return err
 		}
@@ -119,7 +128,7 @@ func applyOne(root *os.Root, copyDir string, c audit.FileChange) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
-	in, err := os.Open(from)
+	in, err := from.Open(c.Path)
 	if err != nil {
 		return err
 	}
@@ -128,7 +137,11 @@ func applyOne(root *os.Root, copyDir string, c audit.FileChange) error {
 	if err != nil {
 		return err
 	}
-	_, err = io.Copy(out, in)
+	sum := sha256.New()
+	_, err = io.Copy(io.MultiWriter(out, sum), in)
+	if err == nil && c.SHA256 != "" && hex.EncodeToString(sum.Sum(nil)) != c.SHA256 {
+		err = errors.New("the file changed in the copy after the run ended")
+	}
 	if err == nil {
 		err = out.Sync()
 	}

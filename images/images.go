@@ -138,6 +138,12 @@ func Bootstrap(ctx context.Context, eng Engine, opts Options) error {
 	if os.Geteuid() != 0 {
 		return errors.New("cannot bootstrap " + BaseImage + ": debootstrap needs root; run `sudo agentbox image build` once")
 	}
+	// Packages are verified against Debian's archive keyring; without it
+	// debootstrap would install unverified packages.
+	const keyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
+	if _, err := os.Stat(keyring); err != nil {
+		return errors.New("cannot bootstrap " + BaseImage + ": " + keyring + " is missing, so packages could not be verified; install it (apt-get install debian-archive-keyring)")
+	}
 	mirror := opts.Mirror
 	if mirror == "" {
 		mirror = "http://deb.debian.org/debian"
@@ -148,7 +154,7 @@ func Bootstrap(ctx context.Context, eng Engine, opts Options) error {
 	}
 	defer os.RemoveAll(dir)
 	fmt.Fprintf(opts.Progress, "bootstrapping %s from %s with debootstrap (about a minute or two)\n", BaseImage, mirror)
-	cmd := exec.CommandContext(ctx, deb, "--variant=minbase", "--include="+strings.Join(bootstrapPackages, ","), "bookworm", dir, mirror)
+	cmd := exec.CommandContext(ctx, deb, "--keyring="+keyring, "--variant=minbase", "--include="+strings.Join(bootstrapPackages, ","), "bookworm", dir, mirror)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Run(); err != nil {
@@ -182,6 +188,9 @@ func Bootstrap(ctx context.Context, eng Engine, opts Options) error {
 	}
 	ierr := followJSON(rc, io.Discard)
 	rc.Close()
+	if ierr != nil {
+		_ = tarCmd.Process.Kill() // it may be blocked on a pipe nobody reads
+	}
 	if werr := tarCmd.Wait(); werr != nil && ierr == nil {
 		ierr = fmt.Errorf("tar: %w", werr)
 	}

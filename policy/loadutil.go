@@ -304,7 +304,12 @@ func (l *loader) sandbox(f string, n *yaml.Node, s *SandboxSettings) {
 		},
 		"output": func(f string, v *yaml.Node) {
 			l.mapping(v, f, map[string]func(string, *yaml.Node){
-				"max_bytes": func(f string, v *yaml.Node) { positive(f, v, &s.OutputMaxBytes) },
+				"max_bytes": func(f string, v *yaml.Node) {
+					positive(f, v, &s.OutputMaxBytes)
+					if s.OutputMaxBytes > MaxOutputBytes {
+						l.errorf(v, f, "must be at most 4MiB: it is what the model reads back (the audit log keeps size and sha256 of all of it)")
+					}
+				},
 			})
 		},
 		"env": func(f string, v *yaml.Node) {

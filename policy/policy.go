@@ -184,6 +184,10 @@ func (p *Policy) FileRules(write bool) (allow, deny []string) {
 	return append([]string(nil), r.allow...), append([]string(nil), r.deny...)
 }
 
+// MaxOutputBytes bounds sandbox.output.max_bytes: the output kept per call
+// travels in one frame from the sandbox.
+const MaxOutputBytes = 4 << 20
+
 func defaultSandbox() SandboxSettings {
 	return SandboxSettings{
 		Image:          "agentbox/base:latest",

@@ -118,6 +118,7 @@ func (d *Docker) Start(ctx context.Context, cfg Config) (Session, error) {
 		id = NewID()
 	}
 	ccfg, hc := containerSpec(cfg, exe, id, d.owner, d.host)
+	ccfg.Image = img.ID // run exactly the image inspected (and audited), not whatever the tag points to later
 	s := &dockerSession{rt: d, id: id, cfg: cfg, info: Info{SessionID: id, Image: cfg.Image, ImageID: img.ID, Runtime: cfg.Runtime, User: ccfg.User}}
 	d.track(s)
 	resp, err := d.eng.ContainerCreate(ctx, ccfg, hc, nil, nil, "agentbox-"+id[:12])

@@ -237,6 +237,13 @@ func TestKeepBackground(t *testing.T) {
 	if n := count("sleep 301"); n != 1 {
 		t.Fatalf("kept background process: %d running, want 1", n)
 	}
+	// One that keeps writing to the call's output must not die of SIGPIPE
+	// once the call has returned.
+	sandboxtest.Exec(t, s, "bash -c 'while :; do echo tick; sleep 0.05; done' & echo started", 10*time.Second)
+	sandboxtest.Exec(t, s, "sleep 0.5", 10*time.Second)
+	if n := count("bash -c while :; do echo tick; sleep 0.05; done"); n != 1 {
+		t.Errorf("a kept background process that writes output died: %d running", n)
+	}
 	res = sandboxtest.Exec(t, s, "setsid sleep 302 & sleep 300", time.Second)
 	if !res.TimedOut {
 		t.Fatalf("not timed out: %+v", res)

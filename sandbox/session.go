@@ -125,12 +125,31 @@ func (s *dockerSession) roundTrip(ctx context.Context, req *wire.Request, wait t
 	}
 	s.nextID++
 	req.ID = s.nextID
+	// A frame nobody asked for means the channel is not ours alone.
+	select {
+	case f := <-s.frames:
+		return nil, s.fail(fmt.Errorf("%w: unsolicited answer from the executor (%v); the container was killed", ErrExecutor, f.err))
+	default:
+	}
+	key := s.key
+	if req.Op == wire.OpHello {
+		key = nil // the hello carries the key
+	}
 	var buf bytes.Buffer
-	if err := wire.WriteRequest(&buf, req); err != nil {
+	if err := wire.WriteRequest(&buf, key, req); err != nil {
 		return nil, fmt.Errorf("request too large: %w", err)
 	}
-	if _, err := s.hj.Conn.Write(buf.Bytes()); err != nil {
-		return nil, s.fail(fmt.Errorf("%w: sending request: %v%s", ErrExecutor, err, s.diag()))
+	// The write must not outlive the call either: a stopped executor stops
+	// draining its stdin, and a large request would block for good.
+	_ = s.hj.Conn.SetWriteDeadline(time.Now().Add(wait))
+	stop := context.AfterFunc(ctx, func() { _ = s.hj.Conn.SetWriteDeadline(time.Unix(1, 0)) })
+	_, werr := s.hj.Conn.Write(buf.Bytes())
+	stop()
+	if werr != nil {
+		if ctx.Err() != nil {
+			return nil, s.fail(fmt.Errorf("%w: %w", ErrClosed, ctx.Err()))
+		}
+		return nil, s.fail(fmt.Errorf("%w: sending request: %v%s", ErrExecutor, werr, s.diag()))
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -191,6 +210,7 @@ func (s *dockerSession) Exec(ctx context.Context, req ExecRequest) (ExecResult, 
 	if timeout <= 0 {
 		timeout = time.Minute
 	}
+	timeout = max(timeout, time.Millisecond) // the executor counts whole milliseconds
 	resp, err := s.roundTrip(ctx, &wire.Request{Op: wire.OpExec, Command: req.Command, TimeoutMS: timeout.Milliseconds()}, timeout+grace)
 	if err != nil {
 		return ExecResult{}, err

@@ -69,13 +69,13 @@ func execCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				return printExec(c, p, o, timeout)
+				return printExec(c, o, timeout)
 			})
 		},
 	}
 }
 
-func printExec(c *cli.Context, p *policy.Policy, o agent.Outcome, timeout time.Duration) error {
+func printExec(c *cli.Context, o agent.Outcome, timeout time.Duration) error {
 	if c.Bool("json") {
 		out := struct {
 			Decision   string `json:"decision"`
@@ -104,7 +104,7 @@ func printExec(c *cli.Context, p *policy.Policy, o agent.Outcome, timeout time.D
 	}
 	switch {
 	case o.Denied:
-		if o.Rule != "" && p.Decide(policy.Action{Kind: policy.Command, Command: o.Summary}).Verdict == policy.Ask {
+		if o.Policy == policy.Ask.String() {
 			return exitWith(exitDenied, fmt.Errorf("denied: %s needs approval (%s) and was not approved (%s); nothing ran", o.Rule, o.Reason, approvalHint(c)))
 		}
 		return exitWith(exitDenied, fmt.Errorf("denied by policy: %s; nothing ran (see agentbox policy explain)", o.Reason))

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/agentbox/agentbox"
+	"github.com/agentbox/agentbox/policy"
 	"github.com/urfave/cli/v2"
 )
 
@@ -55,6 +56,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel()})))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// After the first signal agentbox cleans up; a second one kills it
+	// (the default action comes back once the handler is stopped).
+	context.AfterFunc(ctx, stop)
 	app := newApp(stdin, stdout, stderr)
 	var unknown string
 	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
@@ -72,7 +76,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.err != nil {
-			fmt.Fprintln(stderr, "agentbox: "+err.Error())
+			// Errors can carry bytes from the sandbox: never raw escapes.
+			fmt.Fprintln(stderr, "agentbox: "+policy.Visible(err.Error()))
 		}
 	}
 	return code
@@ -97,7 +102,7 @@ func exitCode(err error) int {
 	if errors.As(err, &ue) {
 		return exitUsage
 	}
-	return sandboxExitCode(err)
+	return errorExitCode(err)
 }
 
 type usageError struct{ error }

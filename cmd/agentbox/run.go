@@ -82,22 +82,32 @@ func runCommand() *cli.Command {
 			}
 			defer log.Close()
 			printer.Redact = log.Redact
-			var wc *batch.WorkCopy
-			if mode == "copy" {
-				if wc, err = batch.NewWorkCopy(cfg.Workspace); err != nil {
-					return exitWith(exitUsage, err)
-				}
-				cfg.Workspace = wc.Dir
-			}
 			var mem *agent.Memory
 			if !c.Bool("no-memory") {
 				if path, err := agent.DefaultMemoryPath(os.Getenv, cfg.Workspace); err == nil {
 					mem = &agent.Memory{Path: path}
 				}
 			}
+			var wc *batch.WorkCopy
+			keepCopy := false
+			if mode == "copy" {
+				if wc, err = batch.NewWorkCopy(cfg.Workspace); err != nil {
+					return exitWith(exitUsage, err)
+				}
+				defer func() {
+					if !keepCopy {
+						_ = wc.Remove()
+					}
+				}()
+				cfg.Workspace = wc.Dir
+			}
 			timeout := c.Duration("timeout")
 			if timeout <= 0 {
 				timeout = p.Sandbox.SessionTimeout
+			}
+			recordedMode := cfg.WorkspaceMode
+			if wc != nil {
+				recordedMode = "copy"
 			}
 			return withRuntime(c.Context, func(cl *client.Client, rt *sandbox.Docker) error {
 				_, _ = sandbox.GC(c.Context, cl)
@@ -110,13 +120,17 @@ func runCommand() *cli.Command {
 					OutputCap: cfg.OutputCap, Network: cfg.Network, WorkspaceMode: cfg.WorkspaceMode, Redact: log.Redact}
 				res, err := agent.Run(c.Context, agent.RunConfig{
 					Task: task, Model: model, ModelName: name, Tools: tools,
-					Workspace: cfg.Workspace, WorkspaceMode: cfg.WorkspaceMode,
+					Workspace: cfg.Workspace, WorkspaceMode: recordedMode,
 					PolicyPath: policySource(p), PolicySHA256: p.SHA256, Version: agentbox.Version,
 					MaxSteps: c.Int("max-steps"), SessionTimeout: timeout, Plan: c.Bool("plan"),
 					Memory: mem, Events: printer,
 				})
 				if wc != nil {
-					if aerr := finishCopy(c, wc, res); aerr != nil && err == nil {
+					// Nothing may still run in the copy while it is applied.
+					_ = sess.Close(context.WithoutCancel(c.Context))
+					var aerr error
+					keepCopy, aerr = finishCopy(c, wc, res)
+					if aerr != nil && err == nil {
 						err = aerr
 					}
 				}
@@ -142,19 +156,10 @@ func runCommand() *cli.Command {
 // runError maps the run's error to an exit code (DESIGN.md). When the
 // printer already reported the error, only the code is returned.
 func runError(err error, reported bool) error {
-	code := exitFailed
-	switch {
-	case errors.Is(err, agent.ErrStepLimit), errors.Is(err, agent.ErrSessionTimeout):
-		code = exitLimit
-	case errors.Is(err, context.Canceled):
-		code = exitInterrupted
-	case agent.IsSandboxFailure(err):
-		code = exitUnavailable
-	}
 	if reported {
-		return exitWith(code, nil)
+		return exitWith(errorExitCode(err), nil)
 	}
-	return exitWith(code, err)
+	return exitWith(errorExitCode(err), err)
 }
 
 // newModel is the scripted model (--script) or the OpenAI-compatible one.
@@ -182,19 +187,20 @@ func newModel(c *cli.Context, printer *agent.Printer) (agent.Model, string, erro
 	return m, mc.Model, nil
 }
 
-// finishCopy applies the copy's changes (--apply) or says where they are.
-func finishCopy(c *cli.Context, wc *batch.WorkCopy, res agent.Result) error {
+// finishCopy applies the copy's changes (--apply) or says where they are;
+// keep reports whether the copy must stay for the user.
+func finishCopy(c *cli.Context, wc *batch.WorkCopy, res agent.Result) (keep bool, err error) {
 	w := c.App.ErrWriter
 	if len(res.FilesChanged) == 0 {
-		return wc.Remove()
+		return false, nil
 	}
 	if !c.Bool("apply") {
 		fmt.Fprintf(w, "%d file(s) changed in the copy %s; the workspace is untouched (rerun with --apply to apply changes)\n", len(res.FilesChanged), wc.Dir)
-		return nil
+		return true, nil
 	}
 	if err := wc.Apply(res.FilesChanged); err != nil {
-		return err
+		return true, err
 	}
 	fmt.Fprintf(w, "applied %d change(s) to %s\n", len(res.FilesChanged), wc.Src)
-	return wc.Remove()
+	return false, nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 
@@ -41,9 +42,14 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 	pw.Close()
 
 	capt := newCapture(s.cap)
+	sink := &detachable{w: capt}
 	copied := make(chan struct{})
 	go func() {
-		_, _ = io.Copy(capt, pr)
+		// Reads until every holder of the pipe is gone; with background:
+		// keep that may be long after the call, and the output then goes
+		// nowhere (but the background process never dies of SIGPIPE).
+		_, _ = io.Copy(sink, pr)
+		pr.Close()
 		close(copied)
 	}()
 
@@ -72,12 +78,16 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 		s.killAllExcept(before)
 		<-copied
 	} else {
-		// Background processes may hold the pipe open: take what is there
-		// now and stop reading.
-		_ = pr.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-		<-copied
+		// Background processes may hold the pipe open: take what arrives
+		// shortly, then let the reader drain into nothing.
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-copied:
+		case <-t.C:
+		}
+		t.Stop()
+		sink.detach()
 	}
-	pr.Close()
 
 	out, truncated, total, sum := capt.result()
 	resp := &wire.Response{
@@ -124,4 +134,25 @@ func childEnv() []string {
 		env = append(env, kv)
 	}
 	return env
+}
+
+// detachable passes writes to w until detached, then discards them.
+type detachable struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (d *detachable) Write(p []byte) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.w == nil {
+		return len(p), nil
+	}
+	return d.w.Write(p)
+}
+
+func (d *detachable) detach() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.w = nil
 }

@@ -44,7 +44,7 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 	s.ooms = oomKills()
 	r := bufio.NewReaderSize(in, 64<<10)
 	w := bufio.NewWriterSize(out, 64<<10)
-	hello, err := wire.ReadRequest(r)
+	hello, err := wire.ReadRequest(r, nil)
 	if err != nil {
 		return fmt.Errorf("executor: reading hello: %w", err)
 	}
@@ -58,14 +58,20 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 	if err := s.reply(w, &wire.Response{ID: hello.ID, Version: s.Version}); err != nil {
 		return err
 	}
+	last := hello.ID
 	for {
-		req, err := wire.ReadRequest(r)
+		req, err := wire.ReadRequest(r, s.key)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
+			// Forged or corrupted: stop serving; the host fails closed.
 			return fmt.Errorf("executor: %w", err)
 		}
+		if req.ID != last+1 {
+			return fmt.Errorf("executor: request id %d out of sequence (want %d)", req.ID, last+1)
+		}
+		last = req.ID
 		resp := s.handle(req)
 		resp.ID = req.ID
 		if err := s.reply(w, resp); err != nil {

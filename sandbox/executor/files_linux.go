@@ -54,6 +54,9 @@ func resolvedRel(f *os.File) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("resolving path: %w", err)
 	}
+	if strings.HasSuffix(real, " (deleted)") {
+		return "", errors.New("the file was deleted while it was opened")
+	}
 	if real == Workspace {
 		return ".", nil
 	}
@@ -110,6 +113,11 @@ func (s *Server) readFile(req *wire.Request) *wire.Response {
 	}
 	if d := s.denied(req, resolved); d != nil {
 		return d
+	}
+	// Another name of the same file may be denied: a hard link is read
+	// only through a name the rules are sure about, i.e. not at all.
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 && req.Rules != nil && len(req.Rules.Deny) > 0 {
+		return errResp("read_file: refusing to read %q: it is hard-linked (%d names) and another name may be denied; read it with execute_bash if the policy allows", req.Path, st.Nlink)
 	}
 	limit := req.Limit
 	if limit <= 0 {
@@ -173,7 +181,7 @@ func (s *Server) writeFile(req *wire.Request) *wire.Response {
 			return errResp("write_file: %q exists and is not a regular file (%s)", req.Path, typeName(fi.Mode()))
 		}
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
-			return errResp("write_file: refusing to write to %q: it is hard-linked (%d links) and another name would change too", req.Path, st.Nlink)
+			return errResp("write_file: refusing to replace %q: it is hard-linked (%d names); remove it first if you mean to split it from its other names", req.Path, st.Nlink)
 		}
 		mode = fi.Mode().Perm()
 	}

@@ -2,12 +2,15 @@
 // the in-container executor.
 //
 // A frame is a 4-byte big-endian payload length followed by the payload.
-// Host-to-executor payloads are JSON requests. Executor-to-host payloads are
-// a 32-byte HMAC-SHA256 (keyed with a per-session key sent in the first
-// request) followed by a JSON response. The MAC lets the host reject frames
-// that other processes in the container write to the container's stdout
-// (for example through /proc/1/fd/1); the executor itself is non-dumpable, so
-// they cannot read the key from it.
+// The first host-to-executor frame is the hello request, plain JSON, which
+// carries a fresh per-session key; no other process exists in the container
+// yet, so nobody else can read it. Every later frame, in both directions, is
+// a 32-byte HMAC-SHA256 under that key followed by the JSON message. The MAC
+// makes both sides reject frames that other processes in the container write
+// into the container's stdio (for example through /proc/1/fd/0 or
+// /proc/1/fd/1, which the engine's init holds); the executor itself is
+// non-dumpable, so they cannot read the key from it. Ids must increase by
+// one, so a replayed frame is rejected too.
 package wire
 
 import (
@@ -127,23 +130,17 @@ func ReadFrame(r io.Reader) ([]byte, error) {
 	return buf, nil
 }
 
-// WriteRequest frames a request.
-func WriteRequest(w io.Writer, req *Request) error {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return err
-	}
-	return WriteFrame(w, b)
+// WriteRequest frames a request; with a nil key (hello only) it is sent
+// without a MAC.
+func WriteRequest(w io.Writer, key []byte, req *Request) error {
+	return writeMessage(w, key, req)
 }
 
-// ReadRequest reads and strictly decodes a request.
-func ReadRequest(r io.Reader) (*Request, error) {
-	b, err := ReadFrame(r)
-	if err != nil {
-		return nil, err
-	}
+// ReadRequest reads a request, checks its MAC (unless key is nil: hello)
+// and decodes it strictly.
+func ReadRequest(r io.Reader, key []byte) (*Request, error) {
 	var req Request
-	if err := strictDecode(b, &req); err != nil {
+	if err := readMessage(r, key, &req); err != nil {
 		return nil, fmt.Errorf("bad request frame: %w", err)
 	}
 	return &req, nil
@@ -151,34 +148,48 @@ func ReadRequest(r io.Reader) (*Request, error) {
 
 // WriteResponse frames a response with its MAC.
 func WriteResponse(w io.Writer, key []byte, resp *Response) error {
-	b, err := json.Marshal(resp)
+	return writeMessage(w, key, resp)
+}
+
+// ReadResponse reads one response, checks its MAC and decodes it strictly.
+func ReadResponse(r io.Reader, key []byte) (*Response, error) {
+	var resp Response
+	if err := readMessage(r, key, &resp); err != nil {
+		return nil, fmt.Errorf("bad response frame: %w", err)
+	}
+	return &resp, nil
+}
+
+func writeMessage(w io.Writer, key []byte, v any) error {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
+	}
+	if key == nil {
+		return WriteFrame(w, b)
 	}
 	m := hmac.New(sha256.New, key)
 	m.Write(b)
 	return WriteFrame(w, append(m.Sum(nil), b...))
 }
 
-// ReadResponse reads one response, checks its MAC and decodes it strictly.
-func ReadResponse(r io.Reader, key []byte) (*Response, error) {
+func readMessage(r io.Reader, key []byte, v any) error {
 	b, err := ReadFrame(r)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if len(b) < sha256.Size {
-		return nil, ErrBadMAC
+	if key != nil {
+		if len(b) < sha256.Size {
+			return ErrBadMAC
+		}
+		m := hmac.New(sha256.New, key)
+		m.Write(b[sha256.Size:])
+		if !hmac.Equal(m.Sum(nil), b[:sha256.Size]) {
+			return ErrBadMAC
+		}
+		b = b[sha256.Size:]
 	}
-	m := hmac.New(sha256.New, key)
-	m.Write(b[sha256.Size:])
-	if !hmac.Equal(m.Sum(nil), b[:sha256.Size]) {
-		return nil, ErrBadMAC
-	}
-	var resp Response
-	if err := strictDecode(b[sha256.Size:], &resp); err != nil {
-		return nil, fmt.Errorf("bad response frame: %w", err)
-	}
-	return &resp, nil
+	return strictDecode(b, v)
 }
 
 func strictDecode(b []byte, v any) error {

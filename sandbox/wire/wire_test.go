@@ -34,6 +34,21 @@ func TestForgedResponseRejected(t *testing.T) {
 	}
 }
 
+func TestForgedRequestRejected(t *testing.T) {
+	key := []byte("session-key-0123456789abcdef")
+	var buf bytes.Buffer
+	if err := WriteRequest(&buf, key, &Request{ID: 2, Op: OpExec, Command: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := ReadRequest(&buf, key); err != nil || r.Command != "true" {
+		t.Fatalf("authentic request: %v %v", r, err)
+	}
+	_ = WriteRequest(&buf, nil, &Request{ID: 2, Op: OpExec, Command: "true"})
+	if _, err := ReadRequest(&buf, key); !errors.Is(err, ErrBadMAC) {
+		t.Fatalf("unauthenticated request: want ErrBadMAC, got %v", err)
+	}
+}
+
 func TestOversizedFrameRefused(t *testing.T) {
 	var hdr [4]byte
 	binary.BigEndian.PutUint32(hdr[:], MaxFrame+1)
@@ -54,12 +69,12 @@ func TestTruncatedFrame(t *testing.T) {
 func TestStrictRequest(t *testing.T) {
 	var buf bytes.Buffer
 	_ = WriteFrame(&buf, []byte(`{"id":1,"op":"exec","bogus":true}`))
-	if _, err := ReadRequest(&buf); err == nil {
+	if _, err := ReadRequest(&buf, nil); err == nil {
 		t.Fatal("unknown field accepted")
 	}
 	buf.Reset()
 	_ = WriteFrame(&buf, []byte(`{"id":1,"op":"exec"} {"id":2}`))
-	if _, err := ReadRequest(&buf); err == nil {
+	if _, err := ReadRequest(&buf, nil); err == nil {
 		t.Fatal("trailing data accepted")
 	}
 }
@@ -68,6 +83,7 @@ func FuzzReadResponse(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 2, '{', '}'})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = ReadResponse(bytes.NewReader(b), []byte("k"))
-		_, _ = ReadRequest(bytes.NewReader(b))
+		_, _ = ReadRequest(bytes.NewReader(b), nil)
+		_, _ = ReadRequest(bytes.NewReader(b), []byte("k"))
 	})
 }
