@@ -109,6 +109,9 @@ func runCommand() *cli.Command {
 			if wc != nil {
 				recordedMode = "copy"
 			}
+			if cfg.User == "" && os.Geteuid() == 0 && !printer.Quiet {
+				printer.Notice("running as root: the sandbox runs as root too, with every capability dropped (set sandbox.user in the policy to change it)")
+			}
 			return withRuntime(c.Context, func(cl *client.Client, rt *sandbox.Docker) error {
 				_, _ = sandbox.GC(c.Context, cl)
 				sess, err := rt.Start(c.Context, cfg)

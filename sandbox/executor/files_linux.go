@@ -156,6 +156,11 @@ func (s *Server) writeFile(req *wire.Request) *wire.Response {
 	defer root.Close()
 	dir, base := path.Split(rel)
 	dir = path.Clean(dir)
+	// Check where the path leads before creating anything: the deepest
+	// directory that exists may be a symlink into a denied place.
+	if dn := s.deniedAhead(req, root, dir, base); dn != nil {
+		return dn
+	}
 	if err := root.MkdirAll(dir, 0o755); err != nil {
 		return errResp("write_file: creating %s: %v", dir, cleanErr(err))
 	}
@@ -251,4 +256,34 @@ func cleanErr(err error) error {
 		return fmt.Errorf("%w (the path or a symlink in it leads outside %s)", err, Workspace)
 	}
 	return err
+}
+
+// deniedAhead resolves the deepest existing ancestor of dir and checks the
+// path the write would reach through it, so that a denied place gets no
+// directories created in it either.
+func (s *Server) deniedAhead(req *wire.Request, root *os.Root, dir, base string) *wire.Response {
+	if req.Rules == nil || s.Match == nil {
+		return nil
+	}
+	ancestor, rest := dir, ""
+	for {
+		if fi, err := root.Stat(ancestor); err == nil && fi.IsDir() {
+			break
+		}
+		if ancestor == "." {
+			return nil // nothing exists to resolve; MkdirAll will say why
+		}
+		rest = path.Join(path.Base(ancestor), rest)
+		ancestor = path.Dir(ancestor)
+	}
+	d, err := root.Open(ancestor)
+	if err != nil {
+		return nil
+	}
+	real, err := resolvedRel(d)
+	d.Close()
+	if err != nil {
+		return errResp("write_file: %v", err)
+	}
+	return s.denied(req, path.Join(real, rest, base))
 }

@@ -308,4 +308,11 @@ func runSymlinks(t *testing.T, start Start) {
 	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); err == nil {
 		t.Errorf("denied hook was written")
 	}
+	_, err = s.WriteFile(ctx, sandbox.WriteRequest{Path: "hooks/new/dir/x", Content: []byte("x"), Rules: &sandbox.FileRules{Allow: []string{"**"}, Deny: []string{".git/hooks/**"}}})
+	if !errors.Is(err, sandbox.ErrDenied) {
+		t.Errorf("write below a symlinked denied directory: want ErrDenied, got %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "new")); err == nil {
+		t.Errorf("directories were created inside a denied directory")
+	}
 }
