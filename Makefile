@@ -39,20 +39,21 @@ bench: image
 # the scripted model (no network, no key) unless OPENAI_API_KEY is set, then
 # the audit timeline and its verification.
 DEMO_TASK := count the Python files here and write the number to count.txt
+DEMO_DIR  ?= .demo
 demo: image
-	@rm -rf .demo && mkdir -p .demo && cp -R examples/demo-workspace .demo/workspace
+	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR) && cp -R examples/demo-workspace $(DEMO_DIR)/workspace
 	@if [ -n "$$OPENAI_API_KEY" ]; then \
 	  echo "== agentbox run (model $${OPENAI_MODEL:-gpt-4o-mini})"; \
-	  $(BIN) run --no-memory --workspace .demo/workspace --audit .demo/audit.jsonl "$(DEMO_TASK)"; \
+	  $(BIN) run --no-memory --workspace $(DEMO_DIR)/workspace --audit $(DEMO_DIR)/audit.jsonl "$(DEMO_TASK)"; \
 	else \
 	  echo "== agentbox run --script examples/demo.yaml (set OPENAI_API_KEY to use a real model)"; \
-	  $(BIN) run --no-memory --workspace .demo/workspace --audit .demo/audit.jsonl --script examples/demo.yaml "$(DEMO_TASK)"; \
+	  $(BIN) run --no-memory --workspace $(DEMO_DIR)/workspace --audit $(DEMO_DIR)/audit.jsonl --script examples/demo.yaml "$(DEMO_TASK)"; \
 	fi
-	@echo "== count.txt in the workspace: $$(cat .demo/workspace/count.txt)"
-	@echo "== agentbox audit show .demo/audit.jsonl"
-	@$(BIN) audit show .demo/audit.jsonl
-	@echo "== agentbox audit verify .demo/audit.jsonl"
-	@$(BIN) audit verify .demo/audit.jsonl
+	@echo "== count.txt in the workspace: $$(cat $(DEMO_DIR)/workspace/count.txt)"
+	@echo "== agentbox audit show $(DEMO_DIR)/audit.jsonl"
+	@$(BIN) audit show $(DEMO_DIR)/audit.jsonl
+	@echo "== agentbox audit verify $(DEMO_DIR)/audit.jsonl"
+	@$(BIN) audit verify $(DEMO_DIR)/audit.jsonl
 
 clean:
 	rm -rf bin .demo

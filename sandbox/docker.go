@@ -133,6 +133,12 @@ func (d *Docker) Start(ctx context.Context, cfg Config) (Session, error) {
 		return nil, fmt.Errorf("%w: creating the container: %v", ErrUnavailable, shortErr(err))
 	}
 	s.setContainerID(resp.ID)
+	if len(resp.Warnings) > 0 {
+		// The engine accepted the container but could not apply part of
+		// its configuration (typically a limit): refuse to run unguarded.
+		_ = s.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("%w: the engine could not apply the sandbox configuration (%s); agentbox does not run unguarded — see agentbox doctor", ErrUnavailable, strings.Join(resp.Warnings, "; "))
+	}
 	if s.closed.Load() {
 		// CloseAll ran while the container was being created.
 		d.removeSession(context.WithoutCancel(ctx), id)

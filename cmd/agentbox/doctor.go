@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
@@ -42,6 +44,18 @@ func doctorCommand() *cli.Command {
 			info, err := cl.Info(c.Context)
 			if err == nil {
 				check("runtime", nil, fmt.Sprintf("default %s; security options %v; cgroup v%s", info.DefaultRuntime, info.SecurityOptions, info.CgroupVersion))
+				var missing []string
+				for name, ok := range map[string]bool{"memory": info.MemoryLimit, "swap": info.SwapLimit, "pids": info.PidsLimit, "cpu quota": info.CPUCfsQuota} {
+					if !ok {
+						missing = append(missing, name)
+					}
+				}
+				if len(missing) > 0 {
+					sort.Strings(missing)
+					check("limits", fmt.Errorf("the engine cannot enforce %s limits (cgroup support missing); sandboxes would refuse to start: enable the cgroup controllers for the engine", strings.Join(missing, ", ")), "")
+				} else {
+					check("limits", nil, "memory, swap, pids and CPU quota limits are enforced")
+				}
 				if os.Geteuid() == 0 {
 					fmt.Fprintf(w, "note  %-14s running as root: sandboxes run as root with every capability dropped\n", "user")
 				}

@@ -342,3 +342,35 @@ func TestRunDemoScript(t *testing.T) {
 		t.Errorf("audit show: %d %q", r.code, r.stdout)
 	}
 }
+
+// TestMakeDemo runs README's first command, `make demo`, as a user would
+// (with its own binary, so the one under test is not rebuilt under the
+// other tests): the scripted session completes in a real container and
+// its audit log verifies.
+func TestMakeDemo(t *testing.T) {
+	testutil.RequireDocker(t)
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Fatalf("make is needed for README's demo: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "agentbox")
+	cmd := exec.Command("make", "demo", "BIN="+bin, "DEMO_DIR="+filepath.Join(t.TempDir(), "demo"))
+	cmd.Dir = testutil.RepoRoot()
+	cmd.Env = append(baseEnv(t), "GOFLAGS="+os.Getenv("GOFLAGS"), "GOCACHE="+goEnv(t, "GOCACHE"), "GOPATH="+goEnv(t, "GOPATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make demo: %v\n%s", err, out)
+	}
+	for _, want := range []string{"count.txt in the workspace: 3", "done: There are 3 Python files", "chain intact"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("make demo output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func goEnv(t *testing.T, name string) string {
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		t.Fatalf("go env %s: %v", name, err)
+	}
+	return strings.TrimSpace(string(out))
+}
