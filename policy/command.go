@@ -106,6 +106,7 @@ func (a *analyser) simple(cl *cmdline, d int, in stdinInfo, wd int) {
 		return
 	}
 	a.rulePart(cl)
+	a.checkArgs(base, cl)
 	a.checkVarArgs(base, cl)
 	a.trackCd(base, cl)
 	a.unwrap(base, cl, d, in, wd)

@@ -34,7 +34,7 @@ func TestDefaultPolicyLoads(t *testing.T) {
 		"rm -rf /":                       Deny,
 		"rm -rf build":                   Ask,
 		"echo x > .git/config":           Deny,
-		"cat .env":                       Allow, // cat's argument is not a redirection; read_file is checked
+		"cat .env":                       Deny, // an argument naming a read-denied file
 		"cat < .env":                     Deny,
 		"for i in 1 2; do echo $i; done": Allow,
 	} {

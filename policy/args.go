@@ -1,0 +1,91 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// writers are commands whose path arguments may be written (or removed):
+// their arguments are also checked against files.write's deny globs.
+var writers = map[string]bool{
+	"cp": true, "mv": true, "tee": true, "install": true, "ln": true, "touch": true,
+	"truncate": true, "rm": true, "chmod": true, "chown": true, "dd": true, "sed": true,
+	"rsync": true, "patch": true, "unlink": true, "shred": true,
+}
+
+// checkArgs denies a command whose literal arguments name a file the file
+// rules explicitly deny: `cat .env` is refused like `read_file .env`, and
+// `cp x .git/hooks/pre-commit` like a write there. Only the deny globs
+// count here (an argument is often not a path at all, so "unmatched" says
+// nothing), and only plain words: options are skipped, `--opt=value` and
+// `of=value` are checked by their value, glob patterns are left alone.
+// This is defence in depth; a command can still reach a file through a
+// name computed at run time.
+func (a *analyser) checkArgs(base string, cl *cmdline) {
+	write := writers[base]
+	for _, w := range cl.words[1:] {
+		if w.kind != wStatic {
+			continue
+		}
+		arg := w.text
+		if strings.HasPrefix(arg, "-") {
+			_, v, ok := strings.Cut(arg, "=")
+			if !ok {
+				continue
+			}
+			arg = v
+		} else if k, v, ok := strings.Cut(arg, "="); ok && !strings.Contains(k, "/") {
+			arg = v // dd's of=FILE and the like
+		}
+		if arg == "" || strings.ContainsAny(arg, "*?[{") || checkPath(arg) != "" {
+			continue
+		}
+		if p, ok := a.deniedArg(arg, false); ok {
+			p.Argv = cl.argv()
+			a.add(p, nil)
+			return
+		}
+		if write {
+			if p, ok := a.deniedArg(arg, true); ok {
+				p.Argv = cl.argv()
+				a.add(p, nil)
+				return
+			}
+		}
+	}
+}
+
+// deniedArg matches arg, from every directory the shell may be in, against
+// the deny globs of files.read (write false) or files.write.
+func (a *analyser) deniedArg(arg string, write bool) (Part, bool) {
+	r, list := a.p.read, "files.read"
+	if write {
+		r, list = a.p.write, "files.write"
+	}
+	dirs := a.cwds
+	if len(dirs) == 0 || path.IsAbs(arg) {
+		dirs = []string{workspace}
+	}
+	for _, dir := range dirs {
+		target := arg
+		if !path.IsAbs(target) {
+			target = path.Join(dir, target)
+		}
+		rel := relPath(target)
+		abs := strings.HasPrefix(rel, "/")
+		for i, g := range r.deny {
+			if strings.HasPrefix(g, "/") == abs && doublestar.MatchUnvalidated(g, rel) {
+				what := "reading"
+				if write {
+					what = "writing"
+				}
+				return Part{Verdict: Deny, Rule: fmt.Sprintf("%s.deny[%d]", list, i), Pattern: g,
+					Note: fmt.Sprintf("argument %s names a file the policy denies %s", arg, what)}, true
+			}
+		}
+	}
+	return Part{}, false
+}
