@@ -151,12 +151,14 @@ func openBatchAudit(c *cli.Context, def *policy.Policy, tasks []batch.Task) (*au
 	redact := append([]*regexp.Regexp(nil), def.Audit.Redact...)
 	preview := def.Audit.PreviewBytes
 	seen := map[*policy.Policy]bool{def: true}
+	policies := []*policy.Policy{def}
 	for _, t := range tasks {
 		if err := audit.CheckOutside(path, t.Workspace); err != nil {
 			return nil, exitWith(exitUsage, fmt.Errorf("task %s: %w", t.ID, err))
 		}
 		if t.Policy != nil && !seen[t.Policy] {
 			seen[t.Policy] = true
+			policies = append(policies, t.Policy)
 			redact = append(redact, t.Policy.Audit.Redact...)
 		}
 	}
@@ -164,7 +166,7 @@ func openBatchAudit(c *cli.Context, def *policy.Policy, tasks []batch.Task) (*au
 	if err != nil {
 		return nil, exitWith(exitUsage, err)
 	}
-	w, err := audit.Open(path, audit.Options{Key: key, Redact: redact, Secrets: knownSecrets(), PreviewBytes: int(preview)})
+	w, err := audit.Open(path, audit.Options{Key: key, Redact: redact, Secrets: knownSecrets(policies...), PreviewBytes: int(preview)})
 	if err != nil {
 		return nil, exitWith(exitUsage, fmt.Errorf("audit log %s: %w", path, err))
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/audit"
@@ -15,11 +16,24 @@ import (
 // the terminal or the model.
 var secretEnv = []string{"OPENAI_API_KEY", "AGENTBOX_AUDIT_KEY"}
 
-func knownSecrets() []string {
+// secretName marks a variable the policy passes into the sandbox as a
+// secret by its name: its value is redacted from every record and output.
+var secretName = regexp.MustCompile(`(?i)(key|token|secret|passw|credential|auth)`)
+
+// knownSecrets are the values to redact: agentbox's own secrets and those
+// of the variables the policies pass in under a secret-looking name.
+func knownSecrets(policies ...*policy.Policy) []string {
 	var out []string
 	for _, n := range secretEnv {
 		if v := os.Getenv(n); v != "" {
 			out = append(out, v)
+		}
+	}
+	for _, p := range policies {
+		for _, n := range p.Sandbox.Env {
+			if v := os.Getenv(n); v != "" && secretName.MatchString(n) {
+				out = append(out, v)
+			}
 		}
 	}
 	return out
@@ -43,7 +57,7 @@ func openAudit(c *cli.Context, p *policy.Policy, workspace string) (*audit.Write
 	if err != nil {
 		return nil, exitWith(exitUsage, err)
 	}
-	w, err := audit.Open(path, audit.Options{Key: key, Redact: p.Audit.Redact, Secrets: knownSecrets(), PreviewBytes: int(p.Audit.PreviewBytes)})
+	w, err := audit.Open(path, audit.Options{Key: key, Redact: p.Audit.Redact, Secrets: knownSecrets(p), PreviewBytes: int(p.Audit.PreviewBytes)})
 	if err != nil {
 		return nil, exitWith(exitUsage, fmt.Errorf("audit log %s: %w", path, err))
 	}
