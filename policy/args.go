@@ -65,6 +65,18 @@ func (a *analyser) deniedArg(arg string, write bool) (Part, bool) {
 	if write {
 		r, list = a.p.write, "files.write"
 	}
+	// The last element of the path does not depend on the directory
+	// (unless it is . or ..): filter the globs by it once.
+	var cand []int
+	base := path.Base(arg)
+	for i, g := range r.deny {
+		if base == "." || base == ".." || lastSegmentMayMatch(g, base) {
+			cand = append(cand, i)
+		}
+	}
+	if len(cand) == 0 {
+		return Part{}, false
+	}
 	dirs := a.cwds
 	if len(dirs) == 0 || path.IsAbs(arg) {
 		dirs = []string{workspace}
@@ -76,7 +88,8 @@ func (a *analyser) deniedArg(arg string, write bool) (Part, bool) {
 		}
 		rel := relPath(target)
 		abs := strings.HasPrefix(rel, "/")
-		for i, g := range r.deny {
+		for _, i := range cand {
+			g := r.deny[i]
 			if strings.HasPrefix(g, "/") == abs && doublestar.MatchUnvalidated(g, rel) {
 				what := "reading"
 				if write {
@@ -88,4 +101,17 @@ func (a *analyser) deniedArg(arg string, write bool) (Part, bool) {
 		}
 	}
 	return Part{}, false
+}
+
+// lastSegmentMayMatch is a cheap necessary condition for glob g to match a
+// path whose last element is base: g's last segment must match base (a
+// "**" or a brace pattern there says nothing). Most arguments fail it, so
+// the full doublestar match runs rarely.
+func lastSegmentMayMatch(g, base string) bool {
+	last := g[strings.LastIndexByte(g, '/')+1:]
+	if last == "**" || strings.ContainsAny(last, "{\\") {
+		return true
+	}
+	ok, err := path.Match(last, base)
+	return ok || err != nil
 }

@@ -109,7 +109,7 @@ func run(out string, calls int) error {
 	if err != nil {
 		return err
 	}
-	rows = append(rows, row{"`bash --noprofile --norc -c true` inside the container (baseline)", 200, inner, 0, "a loop in the sandbox: the command's own cost there"})
+	rows = append(rows, row{"`bash --noprofile --norc -c true` inside the container (baseline)", 200, inner, 0, "mean of a loop in the sandbox: the command's own cost there"})
 	cid := s.Info().ContainerID
 	if err := add("the same call through the Docker exec API (baseline)", calls/6, "ContainerExecCreate+Attach+Inspect in the same container", func() error {
 		return dockerExec(ctx, cli, cid)
@@ -212,7 +212,11 @@ func report(rows []row, gobench string) string {
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 	b.WriteString("## Sandbox\n\n| measurement | n | median | p90 | note |\n|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", r.name, r.n, ms(r.median), ms(r.p90), r.note)
+		p90 := "—"
+		if r.p90 > 0 {
+			p90 = ms(r.p90)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", r.name, r.n, ms(r.median), p90, r.note)
 	}
 	if len(rows) >= 7 {
 		native, bash, warm, inner, api, start, run := rows[0].median, rows[1].median, rows[2].median, rows[3].median, rows[4].median, rows[5].median, rows[6].median
