@@ -167,20 +167,7 @@ func TestBatchSIGKILLThenResume(t *testing.T) {
 // batchRunEnv is agentbox with a given environment (shared state between runs).
 func batchRunEnv(t *testing.T, env []string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, testutil.Binary(t), args...)
-	cmd.Env = env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running agentbox: %v", err)
-	}
-	return result{code, out.String(), errb.String(), cmd.Process.Pid}
+	return abCmd{fullEnv: env}.run(t, args...)
 }
 
 // A failing task makes the batch exit 1; the others still succeed; flags

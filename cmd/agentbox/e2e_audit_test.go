@@ -2,51 +2,19 @@ package main_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/internal/testutil"
 )
-
-// abCmd runs the real binary like agentbox() does, with a working directory
-// and stdin of the test's choosing. stdin nil is /dev/null (not a terminal).
-type abCmd struct {
-	dir   string
-	env   []string
-	stdin io.Reader
-}
-
-func (o abCmd) run(t *testing.T, args ...string) result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, testutil.Binary(t), args...)
-	cmd.Dir = o.dir
-	cmd.Env = append(baseEnv(t), o.env...)
-	cmd.Stdin = o.stdin
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running agentbox: %v", err)
-	}
-	return result{code, out.String(), errb.String(), cmd.Process.Pid}
-}
 
 // auditLine is one record of an audit log with its raw bytes.
 type auditLine struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,10 +26,30 @@ type result struct {
 
 func agentbox(t *testing.T, env []string, args ...string) result {
 	t.Helper()
+	return abCmd{env: env}.run(t, args...)
+}
+
+// abCmd runs the real binary with a working directory, stdin (nil is
+// /dev/null, not a terminal) and environment of the test's choosing: env is
+// added to a fresh baseEnv, or fullEnv replaces it (state shared by runs).
+type abCmd struct {
+	dir     string
+	env     []string
+	fullEnv []string
+	stdin   io.Reader
+}
+
+func (o abCmd) run(t *testing.T, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, testutil.Binary(t), args...)
-	cmd.Env = append(baseEnv(t), env...)
+	cmd.Dir = o.dir
+	cmd.Env = o.fullEnv
+	if cmd.Env == nil {
+		cmd.Env = append(baseEnv(t), o.env...)
+	}
+	cmd.Stdin = o.stdin
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
