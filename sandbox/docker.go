@@ -158,22 +158,9 @@ func checkConfig(cfg *Config) error {
 	if cfg.Image == "" {
 		cfg.Image = "agentbox/base:latest"
 	}
-	if cfg.Workspace == "" {
-		return fmt.Errorf("%w: no workspace directory given; pass --workspace DIR", ErrConfig)
-	}
-	ws, err := filepath.Abs(cfg.Workspace)
+	ws, err := ResolveWorkspace(cfg.Workspace)
 	if err != nil {
-		return fmt.Errorf("%w: workspace %s: %v", ErrConfig, cfg.Workspace, err)
-	}
-	if ws, err = filepath.EvalSymlinks(ws); err != nil {
-		return fmt.Errorf("%w: workspace %s does not exist; create it or pass --workspace DIR", ErrConfig, cfg.Workspace)
-	}
-	fi, err := os.Stat(ws)
-	if err != nil || !fi.IsDir() {
-		return fmt.Errorf("%w: workspace %s is not a directory; pass --workspace DIR", ErrConfig, cfg.Workspace)
-	}
-	if ws == "/" {
-		return fmt.Errorf("%w: refusing to mount / as the workspace; pass --workspace DIR", ErrConfig)
+		return err
 	}
 	cfg.Workspace = ws
 	switch cfg.WorkspaceMode {
@@ -385,4 +372,27 @@ func (d *Docker) removeSession(ctx context.Context, id string) {
 	for _, cid := range ids {
 		_ = d.eng.ContainerRemove(ctx, cid, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	}
+}
+
+// ResolveWorkspace checks that dir is a directory that may be mounted as
+// the workspace and returns its absolute path with symlinks resolved.
+func ResolveWorkspace(dir string) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("%w: no workspace directory given; pass --workspace DIR", ErrConfig)
+	}
+	ws, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("%w: workspace %s: %v", ErrConfig, dir, err)
+	}
+	if ws, err = filepath.EvalSymlinks(ws); err != nil {
+		return "", fmt.Errorf("%w: workspace %s does not exist; create it or pass --workspace DIR", ErrConfig, dir)
+	}
+	fi, err := os.Stat(ws)
+	if err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("%w: workspace %s is not a directory; pass --workspace DIR", ErrConfig, dir)
+	}
+	if ws == "/" {
+		return "", fmt.Errorf("%w: refusing to mount / as the workspace; pass --workspace DIR", ErrConfig)
+	}
+	return ws, nil
 }

@@ -35,16 +35,9 @@ func sandboxConfig(c *cli.Context, p *policy.Policy) (sandbox.Config, error) {
 		}
 		ws = wd
 	}
-	abs, err := filepath.Abs(ws)
+	abs, err := sandbox.ResolveWorkspace(ws)
 	if err != nil {
-		return sandbox.Config{}, fmt.Errorf("%w: workspace %s: %v", sandbox.ErrConfig, ws, err)
-	}
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return sandbox.Config{}, fmt.Errorf("%w: workspace %s does not exist; create it or pass --workspace DIR", sandbox.ErrConfig, ws)
-	}
-	if !fi.IsDir() {
-		return sandbox.Config{}, fmt.Errorf("%w: workspace %s is not a directory; pass --workspace DIR", sandbox.ErrConfig, ws)
+		return sandbox.Config{}, err
 	}
 	if p.Sandbox.Workspace == "copy" {
 		return sandbox.Config{}, fmt.Errorf("%w: sandbox.workspace: copy is used by agentbox batch; for run and exec use rw or ro", sandbox.ErrConfig)
