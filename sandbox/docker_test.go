@@ -255,3 +255,25 @@ func TestKeepBackground(t *testing.T) {
 		t.Errorf("the timed-out call's own escape survived")
 	}
 }
+
+// Requests written into the container's stdin by anything but the host
+// (here: via init's stdin) fail authentication; the executor stops and the
+// session fails closed instead of running them.
+func TestForgedRequestsRejected(t *testing.T) {
+	s, ws := startDocker(t)
+	res, err := s.Exec(context.Background(), sandbox.ExecRequest{
+		Command: `printf '\x00\x00\x00\x2a{"id":2,"op":"exec","command":"touch pwned"}' > /proc/1/fd/0 2>/dev/null && echo wrote`,
+		Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatalf("the writing call itself: %v", err)
+	}
+	if !strings.Contains(string(res.Output), "wrote") {
+		t.Skip("the container's init stdin is not writable here; nothing to forge")
+	}
+	if _, err := s.Exec(context.Background(), sandbox.ExecRequest{Command: "true", Timeout: 10 * time.Second}); !errors.Is(err, sandbox.ErrExecutor) {
+		t.Fatalf("want ErrExecutor after a forged request, got %v", err)
+	}
+	if _, err := os.Stat(ws + "/pwned"); err == nil {
+		t.Fatalf("the forged request ran")
+	}
+}
