@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -275,5 +276,33 @@ func TestForgedRequestsRejected(t *testing.T) {
 	}
 	if _, err := os.Stat(ws + "/pwned"); err == nil {
 		t.Fatalf("the forged request ran")
+	}
+}
+
+// The sandbox runs as the configured uid:gid (by default the invoking
+// user's), so what it creates in the workspace belongs to that user.
+func TestRunsAsConfiguredUser(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.Chmod(ws, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testutil.Config(t, ws)
+	cfg.User = "4321:4321"
+	s := testutil.StartWith(t, cfg)
+	res := sandboxtest.Exec(t, s, "id -u; id -g; touch by-exec", 10*time.Second)
+	if got := strings.Fields(string(res.Output)); len(got) != 2 || got[0] != "4321" || got[1] != "4321" {
+		t.Fatalf("id: %q", res.Output)
+	}
+	if _, err := s.WriteFile(context.Background(), sandbox.WriteRequest{Path: "by-write", Content: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"by-exec", "by-write"} {
+		fi, err := os.Stat(ws + "/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := fi.Sys().(*syscall.Stat_t); st.Uid != 4321 || st.Gid != 4321 {
+			t.Errorf("%s is owned by %d:%d, want 4321:4321", name, st.Uid, st.Gid)
+		}
 	}
 }
