@@ -11,13 +11,14 @@ import (
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/sandbox/wire"
 	openai "github.com/sashabaranov/go-openai"
 )
 
 // Defaults of Tools.
 const (
-	DefaultCallTimeout = 60 * time.Second
-	DefaultOutputCap   = 16 << 10
+	DefaultCallTimeout = wire.DefaultTimeout
+	DefaultOutputCap   = wire.DefaultOutputCap
 )
 
 // AuditLog is where tool calls are recorded; *audit.Writer implements it.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbox/agentbox/sandbox/wire"
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
@@ -190,7 +191,7 @@ func checkConfig(cfg *Config) error {
 		cfg.Pids = 256
 	}
 	if cfg.OutputCap <= 0 {
-		cfg.OutputCap = 16 << 10
+		cfg.OutputCap = wire.DefaultOutputCap
 	}
 	if cfg.User == "" {
 		cfg.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())

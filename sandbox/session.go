@@ -208,7 +208,7 @@ func (s *dockerSession) diag() string {
 func (s *dockerSession) Exec(ctx context.Context, req ExecRequest) (ExecResult, error) {
 	timeout := req.Timeout
 	if timeout <= 0 {
-		timeout = time.Minute
+		timeout = wire.DefaultTimeout
 	}
 	timeout = max(timeout, time.Millisecond) // the executor counts whole milliseconds
 	resp, err := s.roundTrip(ctx, &wire.Request{Op: wire.OpExec, Command: req.Command, TimeoutMS: timeout.Milliseconds()}, timeout+grace)

@@ -58,7 +58,7 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 
 	timeout := time.Duration(req.TimeoutMS) * time.Millisecond
 	if timeout <= 0 {
-		timeout = time.Minute
+		timeout = wire.DefaultTimeout
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()

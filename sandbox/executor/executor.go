@@ -53,7 +53,7 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 	}
 	s.key, s.keep, s.cap = hello.Key, hello.Keep, hello.Cap
 	if s.cap <= 0 {
-		s.cap = 16 << 10
+		s.cap = wire.DefaultOutputCap
 	}
 	if err := s.reply(w, &wire.Response{ID: hello.ID, Version: s.Version}); err != nil {
 		return err

@@ -22,11 +22,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
 
 // MaxFrame bounds every frame in both directions. Files larger than what
 // fits are refused before they are framed.
 const MaxFrame = 48 << 20
+
+// Defaults for a call that does not set them, shared by the host and the
+// executor.
+const (
+	DefaultTimeout   = 60 * time.Second
+	DefaultOutputCap = 16 << 10
+)
 
 // MaxFileBytes is the largest file content read_file returns or write_file
 // accepts in one request (base64 inflates it by 4/3 inside a frame).
