@@ -131,6 +131,9 @@ func (d *Docker) Start(ctx context.Context, cfg Config) (Session, error) {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: %w", ErrClosed, context.Cause(ctx))
 		}
+		if cfg.Runtime != "" && strings.Contains(strings.ToLower(err.Error()), "runtime") {
+			return nil, fmt.Errorf("%w: the engine has no OCI runtime %q (sandbox.runtime in the policy): install and register it with the engine (gVisor: runsc), or set runtime: \"\"", ErrUnavailable, cfg.Runtime)
+		}
 		return nil, fmt.Errorf("%w: creating the container: %v", ErrUnavailable, shortErr(err))
 	}
 	s.setContainerID(resp.ID)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -210,6 +211,11 @@ func TestStartErrors(t *testing.T) {
 		t.Errorf("file as workspace: %v", err)
 	}
 	cfg = testutil.Config(t, t.TempDir())
+	cfg.Runtime = "agentbox-no-such-runtime"
+	if _, err := rt.Start(ctx, cfg); !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "sandbox.runtime") {
+		t.Errorf("unknown OCI runtime: %v", err)
+	}
+	cfg = testutil.Config(t, t.TempDir())
 	cfg.ExecutorPath = "/bin/ls" // dynamically linked
 	if _, err := rt.Start(ctx, cfg); !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "CGO_ENABLED=0") {
 		t.Errorf("dynamic executor: %v", err)
@@ -304,5 +310,16 @@ func TestRunsAsConfiguredUser(t *testing.T) {
 		if st := fi.Sys().(*syscall.Stat_t); st.Uid != 4321 || st.Gid != 4321 {
 			t.Errorf("%s is owned by %d:%d, want 4321:4321", name, st.Uid, st.Gid)
 		}
+	}
+}
+
+// network: open is the only way to a network interface besides lo.
+func TestNetworkOpen(t *testing.T) {
+	cfg := testutil.Config(t, t.TempDir())
+	cfg.Network = "open"
+	s := testutil.StartWith(t, cfg)
+	res := sandboxtest.Exec(t, s, "ls /sys/class/net | sort | tr '\\n' ' '", 10*time.Second)
+	if got := strings.Fields(string(res.Output)); len(got) < 2 || !slices.Contains(got, "lo") {
+		t.Fatalf("interfaces with network open: %q", res.Output)
 	}
 }
