@@ -122,7 +122,7 @@ func (b *batcher) agentRun(ctx context.Context, p *prepared) (agent.Result, stri
 	res, err := agent.Run(ctx, agent.RunConfig{
 		Task: t.Task, Model: model, ModelName: name, Tools: tools,
 		Workspace: p.dir, WorkspaceMode: "copy",
-		PolicyPath: pol.Path, PolicySHA256: pol.SHA256, Version: b.cfg.Version,
+		PolicyPath: pol.Source(), PolicySHA256: pol.SHA256, Version: b.cfg.Version,
 		MaxSteps: maxSteps, SessionTimeout: timeout, Events: ev,
 	})
 	return res, log.String(), ev.denied(), err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -30,6 +31,18 @@ func Resolve(path string) (*Policy, error) {
 func (p *Policy) Describe() string {
 	if p.Path == "" {
 		return "the built-in default policy"
+	}
+	return p.Path
+}
+
+// Source is where the policy came from, for the audit log: its absolute
+// path, or "built-in" for the default.
+func (p *Policy) Source() string {
+	if p.Path == "" {
+		return "built-in"
+	}
+	if abs, err := filepath.Abs(p.Path); err == nil {
+		return abs
 	}
 	return p.Path
 }

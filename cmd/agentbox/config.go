@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/policy"
@@ -54,16 +53,4 @@ func sandboxConfig(c *cli.Context, p *policy.Policy) (sandbox.Config, error) {
 		cfg.Network = v
 	}
 	return cfg, nil
-}
-
-// policySource is where a policy came from, for the audit log: an absolute
-// path, or "built-in" for the default.
-func policySource(p *policy.Policy) string {
-	if p.Path == "" {
-		return "built-in"
-	}
-	if abs, err := filepath.Abs(p.Path); err == nil {
-		return abs
-	}
-	return p.Path
 }

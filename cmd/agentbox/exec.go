@@ -64,7 +64,7 @@ func execCommand() *cli.Command {
 						return rt.Start(ctx, cfg)
 					},
 					Workspace: cfg.Workspace, WorkspaceMode: cfg.WorkspaceMode,
-					PolicyPath: policySource(p), PolicySHA256: p.SHA256, Version: agentbox.Version,
+					PolicyPath: p.Source(), PolicySHA256: p.SHA256, Version: agentbox.Version,
 				})
 				if err != nil {
 					return err

@@ -124,7 +124,7 @@ func runCommand() *cli.Command {
 				res, err := agent.Run(c.Context, agent.RunConfig{
 					Task: task, Model: model, ModelName: name, Tools: tools,
 					Workspace: cfg.Workspace, WorkspaceMode: recordedMode,
-					PolicyPath: policySource(p), PolicySHA256: p.SHA256, Version: agentbox.Version,
+					PolicyPath: p.Source(), PolicySHA256: p.SHA256, Version: agentbox.Version,
 					MaxSteps: c.Int("max-steps"), SessionTimeout: timeout, Plan: c.Bool("plan"),
 					Memory: mem, Events: printer,
 				})
