@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/agent"
@@ -140,35 +139,15 @@ func batchAction(c *cli.Context) error {
 // openBatchAudit opens the audit log shared by all tasks: never inside a
 // task's workspace, redacting with every policy's patterns.
 func openBatchAudit(c *cli.Context, def *policy.Policy, tasks []batch.Task) (*audit.Writer, error) {
-	path := c.String("audit")
-	if path == "" {
-		p, err := audit.DefaultPath()
-		if err != nil {
-			return nil, exitWith(exitUsage, fmt.Errorf("no audit log path: %w; pass --audit FILE", err))
-		}
-		path = p
-	}
-	redact := append([]*regexp.Regexp(nil), def.Audit.Redact...)
-	preview := def.Audit.PreviewBytes
-	seen := map[*policy.Policy]bool{def: true}
 	policies := []*policy.Policy{def}
+	seen := map[*policy.Policy]bool{def: true}
+	dirs := make([]mountedDir, 0, len(tasks))
 	for _, t := range tasks {
-		if err := audit.CheckOutside(path, t.Workspace); err != nil {
-			return nil, exitWith(exitUsage, fmt.Errorf("task %s: %w", t.ID, err))
-		}
+		dirs = append(dirs, mountedDir{label: "task " + t.ID, dir: t.Workspace})
 		if t.Policy != nil && !seen[t.Policy] {
 			seen[t.Policy] = true
 			policies = append(policies, t.Policy)
-			redact = append(redact, t.Policy.Audit.Redact...)
 		}
 	}
-	key, err := audit.KeyFromEnv(c.String("audit-key-file"))
-	if err != nil {
-		return nil, exitWith(exitUsage, err)
-	}
-	w, err := audit.Open(path, audit.Options{Key: key, Redact: redact, Secrets: knownSecrets(policies...), PreviewBytes: int(preview)})
-	if err != nil {
-		return nil, exitWith(exitUsage, fmt.Errorf("audit log %s: %w", path, err))
-	}
-	return w, nil
+	return openAuditLog(c, policies, dirs)
 }

@@ -42,6 +42,16 @@ func knownSecrets(policies ...*policy.Policy) []string {
 // openAudit opens the audit log for a session on workspace: --audit or the
 // default path, never inside the workspace.
 func openAudit(c *cli.Context, p *policy.Policy, workspace string) (*audit.Writer, error) {
+	return openAuditLog(c, []*policy.Policy{p}, []mountedDir{{dir: workspace}})
+}
+
+// mountedDir is a directory a sandbox mounts; label names it in errors.
+type mountedDir struct{ label, dir string }
+
+// openAuditLog opens the audit log shared by sessions under policies (the
+// first one's preview size; every one's redaction patterns and secret
+// variables) on the given directories, none of which may hold the log.
+func openAuditLog(c *cli.Context, policies []*policy.Policy, dirs []mountedDir) (*audit.Writer, error) {
 	path := c.String("audit")
 	if path == "" {
 		def, err := audit.DefaultPath()
@@ -50,14 +60,23 @@ func openAudit(c *cli.Context, p *policy.Policy, workspace string) (*audit.Write
 		}
 		path = def
 	}
-	if err := audit.CheckOutside(path, workspace); err != nil {
-		return nil, exitWith(exitUsage, err)
+	for _, d := range dirs {
+		if err := audit.CheckOutside(path, d.dir); err != nil {
+			if d.label != "" {
+				err = fmt.Errorf("%s: %w", d.label, err)
+			}
+			return nil, exitWith(exitUsage, err)
+		}
 	}
 	key, err := audit.KeyFromEnv(c.String("audit-key-file"))
 	if err != nil {
 		return nil, exitWith(exitUsage, err)
 	}
-	w, err := audit.Open(path, audit.Options{Key: key, Redact: p.Audit.Redact, Secrets: knownSecrets(p), PreviewBytes: int(p.Audit.PreviewBytes)})
+	var redact []*regexp.Regexp
+	for _, p := range policies {
+		redact = append(redact, p.Audit.Redact...)
+	}
+	w, err := audit.Open(path, audit.Options{Key: key, Redact: redact, Secrets: knownSecrets(policies...), PreviewBytes: int(policies[0].Audit.PreviewBytes)})
 	if err != nil {
 		return nil, exitWith(exitUsage, fmt.Errorf("audit log %s: %w", path, err))
 	}
