@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/sandbox/docker"
 	"github.com/urfave/cli/v2"
 )
 
@@ -33,7 +34,7 @@ func doctorCommand() *cli.Command {
 			}
 			exe, err := sandbox.ExecutorBinary(c.String("executor"))
 			check("binary", err, exe+" is static")
-			cl, err := sandbox.NewClient(c.Context)
+			cl, err := docker.NewClient(c.Context)
 			if err != nil {
 				check("engine", err, "")
 				return exitWith(exitUnavailable, fmt.Errorf("%d check(s) failed", bad))
@@ -69,7 +70,7 @@ func doctorCommand() *cli.Command {
 			if err == nil && bad == 0 {
 				ws, _ := os.MkdirTemp("", "agentbox-doctor-")
 				defer os.RemoveAll(ws)
-				rt := sandbox.NewDocker(cl)
+				rt := docker.New(cl)
 				start := time.Now()
 				err := func() error {
 					ctx, cancel := context.WithTimeout(c.Context, 2*time.Minute)

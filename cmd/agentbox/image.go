@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/agentbox/agentbox/images"
-	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/sandbox/docker"
 	"github.com/docker/docker/client"
 	"github.com/urfave/cli/v2"
 )
@@ -30,7 +30,7 @@ func imageCommand() *cli.Command {
 				if c.NArg() == 1 {
 					name = c.Args().First()
 				}
-				return withRuntime(c.Context, func(cl *client.Client, _ *sandbox.Docker) error {
+				return withRuntime(c.Context, func(cl *client.Client, _ *docker.Runtime) error {
 					id, err := images.Build(c.Context, cl, name, images.Options{Progress: os.Stderr, Mirror: c.String("mirror"), Pull: !c.Bool("no-pull")})
 					if err != nil {
 						return exitWith(exitUnavailable, err)
