@@ -12,8 +12,6 @@ import (
 	"github.com/agentbox/agentbox/batch"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/sandbox/docker"
-	"github.com/docker/docker/client"
 	"github.com/docker/go-units"
 	"github.com/urfave/cli/v2"
 )
@@ -113,8 +111,8 @@ func batchAction(c *cli.Context) error {
 		Version: agentbox.Version, MaxCopyBytes: maxCopy, Progress: c.App.ErrWriter,
 		TTY: isTerminal(os.Stderr) && os.Getenv("TERM") != "dumb",
 	}
-	return withRuntime(c.Context, func(cl *client.Client, rt *docker.Runtime) error {
-		_, _ = docker.GC(c.Context, cl)
+	return withRuntime(c.Context, func(rt backend) error {
+		_, _ = rt.GC(c.Context)
 		cfg.Runtime = rt
 		sum, err := batch.Run(c.Context, cfg)
 		if errors.Is(err, batch.ErrConfig) {

@@ -12,9 +12,7 @@ import (
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/sandbox/docker"
 	"github.com/agentbox/agentbox/workspace"
-	"github.com/docker/docker/client"
 	"github.com/urfave/cli/v2"
 )
 
@@ -113,8 +111,8 @@ func runCommand() *cli.Command {
 			if cfg.User == "" && os.Geteuid() == 0 && !printer.Quiet {
 				printer.Notice("running as root: the sandbox runs as root too, with every capability dropped (set sandbox.user in the policy to change it)")
 			}
-			return withRuntime(c.Context, func(cl *client.Client, rt *docker.Runtime) error {
-				_, _ = docker.GC(c.Context, cl)
+			return withRuntime(c.Context, func(rt backend) error {
+				_, _ = rt.GC(c.Context)
 				sess, err := rt.Start(c.Context, cfg)
 				if err != nil {
 					return err

@@ -12,11 +12,13 @@ import (
 	"github.com/agentbox/agentbox/sandbox/wire"
 	"github.com/agentbox/agentbox/workspace"
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/client"
 )
 
 // Runtime is the sandbox.Runtime backed by a Docker engine.
 type Runtime struct {
 	eng   Engine
+	cli   *client.Client // set by Connect
 	owner string
 	host  string
 
