@@ -66,8 +66,8 @@ type PromptInput struct {
 // SystemPrompt builds the system message.
 func SystemPrompt(in PromptInput) string {
 	var b strings.Builder
-	b.WriteString(`You are a careful software agent working on the user's task through tools. Everything you do runs inside a disposable, hardened Linux sandbox container through three tools: execute_bash, read_file and write_file. The user's project is mounted at /workspace, which is your working directory; changes to files there are real and persist after the session.
-`)
+	fmt.Fprintf(&b, "You are a careful software agent working on the user's task through tools. Everything you do runs inside a disposable, hardened Linux sandbox container through %s tools: %s. The user's project is mounted at /workspace, which is your working directory; changes to files there are real and persist after the session.\n",
+		countWord(len(registry)), toolList())
 	if in.Info.Network == sandbox.NetworkOpen {
 		b.WriteString("The sandbox has network access.\n")
 	} else {
