@@ -46,7 +46,6 @@ const (
 	OpExec  = "exec"
 	OpRead  = "read_file"
 	OpWrite = "write_file"
-	OpStat  = "stat"
 )
 
 // Rules mirror sandbox.FileRules: globs relative to /workspace.
@@ -95,8 +94,6 @@ type Response struct {
 	Size     int64  `json:"size,omitempty"`
 	Resolved []byte `json:"resolved,omitempty"`
 	SHA256   string `json:"sha256,omitempty"`
-	Mode     uint32 `json:"mode,omitempty"`
-	Type     string `json:"type,omitempty"`
 	Version  string `json:"version,omitempty"`
 }
 
