@@ -13,7 +13,8 @@ const (
 	maxPlanStepBytes = 500
 )
 
-const planPrompt = `You plan work for a software agent that works in a Linux sandbox with the tools execute_bash, read_file and write_file on a project at /workspace.
+// planPrompt names the registry's tools.
+var planPrompt = `You plan work for a software agent that works in a Linux sandbox with the tools ` + toolList() + ` on a project at /workspace.
 Break the user's task into 3 to 5 concrete steps, in order; the last step checks the result. Do not do the work and do not call tools.
 Reply with JSON only, exactly in this form: {"steps": ["first step", "second step", "third step"]}`
 

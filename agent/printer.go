@@ -127,17 +127,12 @@ func (p *Printer) ToolCall(step, maxSteps int, o Outcome) {
 		b.WriteString(" (" + o.DecidedBy + ")")
 	}
 	if o.Ran {
-		if o.Tool == ToolExecuteBash {
-			st := fmt.Sprintf("exit %d", o.ExitCode)
-			if o.TimedOut {
-				st = "timed out"
-			}
-			if o.ExitCode != 0 || o.TimedOut {
+		if s, ok := lookupTool(o.Tool); ok && s.status != nil {
+			st, warn := s.status(o)
+			if warn {
 				st = p.paint(cYel, st)
 			}
 			b.WriteString("  " + st)
-		} else if o.Tool == ToolReadFile {
-			fmt.Fprintf(&b, "  %d bytes", o.OutBytes)
 		}
 		b.WriteString("  " + fmtDuration(o.Duration))
 	}
@@ -149,7 +144,7 @@ func (p *Printer) ToolCall(step, maxSteps int, o Outcome) {
 			preview = o.Err.Error()
 		}
 	}
-	if o.Tool == ToolWriteFile && !o.Denied {
+	if s, ok := lookupTool(o.Tool); ok && s.quiet && !o.Denied {
 		preview = ""
 	}
 	b.WriteString(p.previewLines(preview))

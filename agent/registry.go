@@ -11,14 +11,13 @@ import (
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/sandbox/wire"
 	openai "github.com/sashabaranov/go-openai"
 )
 
 // Defaults of Tools.
 const (
-	DefaultCallTimeout = wire.DefaultTimeout
-	DefaultOutputCap   = wire.DefaultOutputCap
+	DefaultCallTimeout = sandbox.DefaultCallTimeout
+	DefaultOutputCap   = sandbox.DefaultOutputCap
 )
 
 // AuditLog is where tool calls are recorded; *audit.Writer implements it.
@@ -56,8 +55,8 @@ type Tools struct {
 	// (default 16 KiB); longer text keeps its head and tail.
 	OutputCap int
 	// Network and WorkspaceMode are described to the model.
-	Network       string
-	WorkspaceMode string
+	Network       sandbox.NetworkMode
+	WorkspaceMode sandbox.WorkspaceMode
 	// Redact removes secrets from text that leaves agentbox (model
 	// messages, terminal); nil = none.
 	Redact func(string) string

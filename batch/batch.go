@@ -14,6 +14,7 @@ import (
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/workspace"
 )
 
 // ErrConfig marks a batch that cannot start (output directory, results
@@ -29,8 +30,9 @@ type AuditLog interface {
 
 // Overrides are command-line settings that win over each task's policy.
 type Overrides struct {
-	Image, Network string
-	ExecutorPath   string // static agentbox binary mounted as the executor
+	Image        string
+	Network      sandbox.NetworkMode
+	ExecutorPath string // static agentbox binary mounted as the executor
 }
 
 // Config is one batch.
@@ -130,7 +132,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err := b.cleanWork(); err != nil {
 		return Summary{}, fmt.Errorf("%w: work directory: %v", ErrConfig, err)
 	}
-	defer removeTree(b.work)
+	defer workspace.RemoveTree(b.work)
 
 	var pending []*Task
 	finished := map[string]Line{}
@@ -205,19 +207,11 @@ func checkModels(cfg Config) error {
 
 // newModel is the task's scripted model, or the endpoint's.
 func newModel(base agent.Config, t *Task) (agent.Model, string, error) {
-	if t.Script != nil {
-		name := "script:" + filepath.Base(t.ScriptPath)
-		return agent.NewScripted(name, t.Script), name, nil
-	}
 	mc := base
 	if t.Model != "" {
 		mc.Model = t.Model
 	}
-	m, err := agent.NewOpenAI(mc)
-	if err != nil {
-		return nil, "", err
-	}
-	return m, m.Name(), nil
+	return agent.NewModel(agent.ModelSpec{Script: t.Script, ScriptPath: t.ScriptPath, Config: mc})
 }
 
 func (b *batcher) concurrency() int {

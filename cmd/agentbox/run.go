@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/agent"
-	"github.com/agentbox/agentbox/batch"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/docker/docker/client"
+	"github.com/agentbox/agentbox/workspace"
 	"github.com/urfave/cli/v2"
 )
 
@@ -48,20 +46,20 @@ func runCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			mode := c.String("workspace-mode")
-			if mode == "" {
-				mode = p.Sandbox.Workspace
+			mode := p.Sandbox.Workspace
+			if v := c.String("workspace-mode"); v != "" {
+				mode = sandbox.WorkspaceMode(v)
 			}
-			if mode != "rw" && mode != "ro" && mode != "copy" {
+			if !mode.Valid() {
 				return usageError{fmt.Errorf("--workspace-mode %q: want rw, ro or copy", mode)}
 			}
-			if c.Bool("apply") && mode != "copy" {
+			if c.Bool("apply") && mode != sandbox.WorkspaceCopy {
 				return usageError{errors.New("--apply goes with --workspace-mode copy")}
 			}
 			pp := *p
 			pp.Sandbox.Workspace = mode
-			if mode == "copy" {
-				pp.Sandbox.Workspace = "rw" // on the copy
+			if mode == sandbox.WorkspaceCopy {
+				pp.Sandbox.Workspace = sandbox.WorkspaceRW // on the copy
 			}
 			cfg, err := sandboxConfig(c, &pp)
 			if err != nil {
@@ -88,10 +86,10 @@ func runCommand() *cli.Command {
 					mem = &agent.Memory{Path: path}
 				}
 			}
-			var wc *batch.WorkCopy
+			var wc *workspace.WorkCopy
 			keepCopy := false
-			if mode == "copy" {
-				if wc, err = batch.NewWorkCopy(cfg.Workspace); err != nil {
+			if mode == sandbox.WorkspaceCopy {
+				if wc, err = workspace.NewWorkCopy(cfg.Workspace); err != nil {
 					return exitWith(exitUsage, err)
 				}
 				defer func() {
@@ -107,20 +105,20 @@ func runCommand() *cli.Command {
 			}
 			recordedMode := cfg.WorkspaceMode
 			if wc != nil {
-				recordedMode = "copy"
+				recordedMode = sandbox.WorkspaceCopy
 			}
 			if cfg.User == "" && os.Geteuid() == 0 && !printer.Quiet {
 				printer.Notice("running as root: the sandbox runs as root too, with every capability dropped (set sandbox.user in the policy to change it)")
 			}
-			return withRuntime(c.Context, func(cl *client.Client, rt *sandbox.Docker) error {
-				_, _ = sandbox.GC(c.Context, cl)
+			return withRuntime(c.Context, func(rt backend) error {
+				_, _ = rt.GC(c.Context)
 				sess, err := rt.Start(c.Context, cfg)
 				if err != nil {
 					return err
 				}
 				defer sess.Close(context.WithoutCancel(c.Context))
-				tools := &agent.Tools{Policy: p, Session: sess, Audit: log, Approver: appr, CallTimeout: p.Sandbox.CallTimeout,
-					OutputCap: cfg.OutputCap, Network: cfg.Network, WorkspaceMode: cfg.WorkspaceMode, Redact: log.Redact}
+				tools := agent.NewTools(p, cfg, log, appr)
+				tools.Session = sess
 				res, err := agent.Run(c.Context, agent.RunConfig{
 					Task: task, Model: model, ModelName: name, Tools: tools,
 					Workspace: cfg.Workspace, WorkspaceMode: recordedMode,
@@ -144,7 +142,7 @@ func runCommand() *cli.Command {
 				} else if c.Bool("quiet") && res.Status == agent.StatusOK {
 					fmt.Fprintln(c.App.Writer, res.Answer)
 				}
-				if errors.Is(err, batch.ErrConflict) {
+				if errors.Is(err, workspace.ErrConflict) {
 					return exitWith(exitFailed, err)
 				}
 				if err != nil {
@@ -167,15 +165,15 @@ func runError(err error, reported bool) error {
 
 // newModel is the scripted model (--script) or the OpenAI-compatible one.
 func newModel(c *cli.Context, printer *agent.Printer) (agent.Model, string, error) {
-	if path := c.String("script"); path != "" {
-		s, err := agent.LoadScript(path)
+	spec := agent.ModelSpec{ScriptPath: c.String("script"), Config: agent.ConfigFromEnv(os.Getenv)}
+	if spec.ScriptPath != "" {
+		s, err := agent.LoadScript(spec.ScriptPath)
 		if err != nil {
 			return nil, "", exitWith(exitUsage, err)
 		}
-		name := "script:" + filepath.Base(path)
-		return agent.NewScripted(name, s), name, nil
+		spec.Script = s
 	}
-	mc := agent.ConfigFromEnv(os.Getenv)
+	mc := &spec.Config
 	if v := c.String("model"); v != "" {
 		mc.Model = v
 	}
@@ -183,16 +181,16 @@ func newModel(c *cli.Context, printer *agent.Printer) (agent.Model, string, erro
 		mc.BaseURL = v
 	}
 	mc.Retry.OnRetry = printer.Retry
-	m, err := agent.NewOpenAI(mc)
+	m, name, err := agent.NewModel(spec)
 	if err != nil {
 		return nil, "", exitWith(exitUsage, err)
 	}
-	return m, mc.Model, nil
+	return m, name, nil
 }
 
 // finishCopy applies the copy's changes (--apply) or says where they are;
 // keep reports whether the copy must stay for the user.
-func finishCopy(c *cli.Context, wc *batch.WorkCopy, res agent.Result) (keep bool, err error) {
+func finishCopy(c *cli.Context, wc *workspace.WorkCopy, res agent.Result) (keep bool, err error) {
 	w := c.App.ErrWriter
 	if len(res.FilesChanged) == 0 {
 		return false, nil
