@@ -146,34 +146,6 @@ func (a *analyser) param(p *syntax.ParamExp, d int) {
 	}
 }
 
-// index checks an array subscript: @, *, numbers and quoted keys are
-// static; anything else is evaluated as arithmetic.
-func (a *analyser) index(x syntax.ArithmExpr, d int) {
-	if w, ok := x.(*syntax.Word); ok {
-		if l := w.Lit(); l == "@" || l == "*" {
-			return
-		}
-		quoted := len(w.Parts) > 0
-		for _, p := range w.Parts {
-			switch p := p.(type) {
-			case *syntax.SglQuoted:
-			case *syntax.DblQuoted:
-				for _, q := range p.Parts {
-					if _, ok := q.(*syntax.Lit); !ok {
-						quoted = false
-					}
-				}
-			default:
-				quoted = false
-			}
-		}
-		if quoted {
-			return
-		}
-	}
-	a.arith(x, d)
-}
-
 // redirect checks one redirection. It returns the new stdin of the
 // command when the redirection replaces it.
 func (a *analyser) redirect(r *syntax.Redirect, d int) (stdinInfo, bool) {

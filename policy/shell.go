@@ -44,6 +44,7 @@ type analyser struct {
 
 	cwds       []string // directories the shell may be in (cd), absolute
 	cwdUnknown bool
+	intVars    map[string]bool // declared integer (-i): assignments are arithmetic
 	redirs     []pendingRedir
 }
 
