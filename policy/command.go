@@ -122,6 +122,7 @@ func (a *analyser) simple(cl *cmdline, d int, in stdinInfo, wd int) {
 	a.rulePart(cl)
 	a.checkArgs(base, cl)
 	a.nameBuiltins(base, cl, d)
+	a.shellOpts(base, cl)
 	a.trackCd(base, cl)
 	a.unwrap(base, cl, d, in, wd)
 }

@@ -252,6 +252,14 @@ loop:
 			return
 		case strings.HasPrefix(s, "--"):
 		case len(s) > 1 && (s[0] == '-' || s[0] == '+'):
+			var next *word
+			if i+1 < len(args) {
+				next = &args[i+1]
+			}
+			if shellFlagsKeyword(s, next) {
+				a.always("always.keyword", cl.argv(), keywordWhy)
+				return
+			}
 			flags := s[1:]
 			if s[0] == '-' && strings.IndexByte(flags, 'c') >= 0 {
 				cmdMode = true
@@ -286,7 +294,14 @@ loop:
 		return
 	}
 	if len(rest) > 0 && !stdinMode {
-		return // runs a script file: the rule for the shell decides
+		if rest[0].kind == wStatic && scriptFile(rest[0].text) {
+			stdinMode = true // bash /dev/stdin <<< '...': the script is stdin
+		} else {
+			if !a.p.cmd.allowsExplicitly(cl) {
+				a.dynamic(cl.argv(), base+" runs a script file the analysis cannot see; allow it with a rule that names the script (like \""+base+" scripts/*.sh\")")
+			}
+			return
+		}
 	}
 	if cl.open {
 		a.dynamic(cl.argv(), "the script comes from input at run time")
