@@ -121,6 +121,7 @@ func (a *analyser) simple(cl *cmdline, d int, in stdinInfo, wd int) {
 	}
 	a.rulePart(cl)
 	a.checkArgs(base, cl)
+	a.checkFiles(base, cl, fileTargets(base, cl.words[1:]))
 	a.nameBuiltins(base, cl, d)
 	a.shellOpts(base, cl)
 	a.trackCd(base, cl)

@@ -228,7 +228,7 @@ func (a *analyser) target(op string, w word, write bool) {
 	if redirExempt(w.text) {
 		return
 	}
-	a.redirs = append(a.redirs, pendingRedir{op: op, target: w.text, write: write})
+	a.redirs = append(a.redirs, a.pending(pendingRedir{op: op, target: w.text, write: write}))
 }
 
 const devNetWhy = "redirections to /dev/tcp and /dev/udp open network connections"
@@ -259,17 +259,23 @@ func (a *analyser) finishRedirs() {
 			return
 		}
 		argv := []string{r.op, r.target}
-		if !strings.HasPrefix(r.target, "/") && a.cwdUnknown {
-			a.dynamic(argv, "relative redirection target after cd to a directory known only at run time")
+		if r.argv != nil {
+			argv = r.argv
+		}
+		if !strings.HasPrefix(unalias(r.target), "/") && (a.cwdUnknown || r.unknownDir) {
+			a.dynamic(argv, "relative path "+r.target+" written in a directory known only at run time")
 			continue
 		}
 		dirs := a.cwds
+		if r.dirs != nil {
+			dirs = r.dirs
+		}
 		if len(dirs) == 0 {
 			dirs = []string{workspace}
 		}
 		var best Part
 		for i, dir := range dirs {
-			target := r.target
+			target := unalias(r.target)
 			if !path.IsAbs(target) {
 				target = path.Join(dir, target)
 			}

@@ -45,12 +45,19 @@ type analyser struct {
 	cwds       []string // directories the shell may be in (cd), absolute
 	cwdUnknown bool
 	intVars    map[string]bool // declared integer (-i): assignments are arithmetic
+	scope      *dirScope       // set while a command runs in another directory (env -C, git -C)
 	redirs     []pendingRedir
 }
 
+// pendingRedir is a literal file target, decided by the file rules once
+// the whole script is known (cd may move the shell): a redirection, or a
+// file a command's option or operand names (argv is then the command).
 type pendingRedir struct {
 	op, target string
 	write      bool
+	argv       []string
+	dirs       []string // directories it is relative to; nil: the shell's
+	unknownDir bool     // relative to a directory known only at run time
 }
 
 func (a *analyser) add(p Part, cl *cmdline) {
