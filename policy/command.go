@@ -119,9 +119,19 @@ func (a *analyser) simple(cl *cmdline, d int, in stdinInfo, wd int) {
 		a.always("always.enable", cl.argv(), "enable can load builtins from a shared object or shadow commands")
 		return
 	}
-	a.rulePart(cl)
+	if base == "git" && a.gitChdir(cl, d, in, wd) {
+		return
+	}
+	a.add(a.guardDestructive(base, cl, a.p.cmd.decide(cl)), cl)
+	if base == "git" {
+		a.gitOptions(cl)
+	}
 	a.checkArgs(base, cl)
-	a.checkFiles(base, cl, fileTargets(base, cl.words[1:]))
+	targets := fileTargets(base, cl.words[1:])
+	if base == "git" {
+		targets = gitFiles(cl.words[1:])
+	}
+	a.checkFiles(base, cl, targets)
 	a.nameBuiltins(base, cl, d)
 	a.shellOpts(base, cl)
 	a.trackCd(base, cl)

@@ -208,7 +208,41 @@ func (a *analyser) unwrap(base string, cl *cmdline, d int, in stdinInfo, wd int)
 		}
 		return
 	}
+	if base == "env" {
+		if dir, ok := envChdir(args[:min(next, len(args))]); ok {
+			a.inDir(dir, func() { a.simple(inner, d, in, wd+1) })
+			return
+		}
+	}
 	a.simple(inner, d, in, wd+1)
+}
+
+// envChdir finds env's -C DIR / --chdir=DIR; dir is nil when it is not a
+// single word.
+func envChdir(opts []word) (*word, bool) {
+	for i := 0; i < len(opts); i++ {
+		s := opts[i].text
+		switch {
+		case s == "-C" || s == "--chdir":
+			if i+1 < len(opts) {
+				return &opts[i+1], true
+			}
+			return nil, true
+		case strings.HasPrefix(s, "--chdir="):
+			w := staticWord(s[len("--chdir="):])
+			return &w, true
+		case len(s) > 1 && s[0] == '-' && s[1] != '-' && strings.IndexByte(s, 'C') > 0:
+			if rest := s[strings.IndexByte(s, 'C')+1:]; rest != "" {
+				w := staticWord(rest)
+				return &w, true
+			}
+			if i+1 < len(opts) {
+				return &opts[i+1], true
+			}
+			return nil, true
+		}
+	}
+	return nil, false
 }
 
 // replaceWords turns every word holding the placeholder (xargs -I,
@@ -323,6 +357,7 @@ loop:
 
 // find analyses the commands of -exec, -execdir, -ok and -okdir.
 func (a *analyser) find(cl *cmdline, d int, wd int) {
+	a.findActions(cl, d, wd)
 	ws := cl.words
 	for i := 1; i < len(ws); i++ {
 		switch ws[i].text {
@@ -347,7 +382,11 @@ func (a *analyser) find(cl *cmdline, d int, wd int) {
 		if cl.open {
 			inner.open = true
 		}
-		a.simple(inner, d, stdinInfo{kind: stdinOther}, wd+1)
+		if t := ws[i].text; t == "-execdir" || t == "-okdir" {
+			a.inDir(nil, func() { a.simple(inner, d, stdinInfo{kind: stdinOther}, wd+1) })
+		} else {
+			a.simple(inner, d, stdinInfo{kind: stdinOther}, wd+1)
+		}
 		i = j
 	}
 }

@@ -1,0 +1,66 @@
+package policy
+
+import "strings"
+
+// findActions checks find's actions other than -exec: -fprint, -fprint0,
+// -fprintf and -fls write a file; -delete removes what it finds under the
+// start points, and is decided as rm -rf of them (so a policy that denies
+// rm, or files.write, refuses it).
+func (a *analyser) findActions(cl *cmdline, d int, wd int) {
+	ws := cl.words
+	var starts []word
+	i := 1
+	for ; i < len(ws); i++ { // options -H -L -P -D x -Olevel, then start points
+		s := ws[i].text
+		if ws[i].kind == wStatic && (s == "-H" || s == "-L" || s == "-P" || strings.HasPrefix(s, "-O")) {
+			continue
+		}
+		if ws[i].kind == wStatic && s == "-D" {
+			i++
+			continue
+		}
+		break
+	}
+	for ; i < len(ws); i++ {
+		s := ws[i].text
+		if ws[i].kind == wStatic && (strings.HasPrefix(s, "-") || s == "(" || s == "!" || s == ")") {
+			break
+		}
+		starts = append(starts, ws[i])
+	}
+	var targets []fileTarget
+	del := false
+	for ; i < len(ws); i++ {
+		if ws[i].kind != wStatic {
+			continue
+		}
+		switch ws[i].text {
+		case "-fprint", "-fprint0", "-fprintf", "-fls":
+			if i+1 < len(ws) {
+				targets = append(targets, fileTarget{w: ws[i+1], role: roleWrite, opt: ws[i].text})
+				i++
+			}
+		case "-delete":
+			del = true
+		case "-exec", "-execdir", "-ok", "-okdir":
+			for i++; i < len(ws) && !(ws[i].kind == wStatic && (ws[i].text == ";" || ws[i].text == "+")); i++ {
+			}
+		}
+	}
+	a.checkFiles("find", cl, targets)
+	if !del {
+		return
+	}
+	if len(starts) == 0 {
+		starts = []word{staticWord(".")}
+	}
+	rm := &cmdline{words: append([]word{staticWord("rm"), staticWord("-rf")}, starts...), open: cl.open}
+	n := len(a.parts)
+	a.simple(rm, d, stdinInfo{}, wd+1)
+	for j := n; j < len(a.parts); j++ {
+		a.parts[j].Argv = append(append([]string(nil), a.parts[j].Argv...), "(find -delete)")
+		if a.parts[j].Note == "" {
+			a.parts[j].Note = "find -delete removes what it finds, like rm -rf of its start points"
+		}
+	}
+}
