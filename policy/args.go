@@ -120,6 +120,12 @@ func lastSegmentMayMatch(g, base string) bool {
 	if last == "**" || strings.ContainsAny(last, "{\\") {
 		return true
 	}
+	if !strings.ContainsAny(last, "*?[") {
+		return last == base
+	}
+	if last[0] == '*' && !strings.ContainsAny(last[1:], "*?[") {
+		return strings.HasSuffix(base, last[1:]) // "*.pem"
+	}
 	ok, err := path.Match(last, base)
 	return ok || err != nil
 }

@@ -13,6 +13,9 @@ func (a *analyser) checkFiles(base string, cl *cmdline, targets []fileTarget) {
 		}
 		switch t.role {
 		case roleCode:
+			if a.argvMode {
+				continue // the command is judged when it is executed
+			}
 			if t.w.kind == wStatic {
 				a.nested(t.w.text, 0)
 			} else {

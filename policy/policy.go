@@ -18,6 +18,7 @@ package policy
 import (
 	"fmt"
 	"regexp"
+	"sync/atomic"
 	"time"
 )
 
@@ -167,6 +168,7 @@ type AuditSettings struct {
 type commandRules struct {
 	def, dynamic Verdict
 	lists        [3][]*rule // indexed by Verdict: allow, ask, deny
+	idx          *atomic.Pointer[ruleIndex]
 }
 
 type fileRules struct {
@@ -208,7 +210,7 @@ func newPolicy() *Policy {
 	return &Policy{
 		Sandbox: defaultSandbox(),
 		Audit:   AuditSettings{PreviewBytes: 4 << 10},
-		cmd:     commandRules{def: Ask, dynamic: Deny},
+		cmd:     commandRules{def: Ask, dynamic: Deny, idx: &atomic.Pointer[ruleIndex]{}},
 		read:    fileRules{allow: []string{"**"}},
 		write:   fileRules{allow: []string{"**"}},
 	}

@@ -46,6 +46,7 @@ type analyser struct {
 	cwdUnknown bool
 	intVars    map[string]bool // declared integer (-i): assignments are arithmetic
 	scope      *dirScope       // set while a command runs in another directory (env -C, git -C)
+	argvMode   bool            // DecideArgv: one executed argv, shells and eval not parsed
 	redirs     []pendingRedir
 }
 
@@ -75,6 +76,9 @@ func (a *analyser) limit(id, why string) {
 }
 
 func (a *analyser) dynamic(argv []string, note string) {
+	if a.argvMode {
+		return // at exec time nothing is left to run time: what runs next is judged at its own exec
+	}
 	a.add(Part{Argv: argv, Verdict: a.p.cmd.dynamic, Rule: "commands.dynamic", Note: note}, nil)
 }
 

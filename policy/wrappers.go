@@ -129,6 +129,12 @@ func contains(list []string, s string) bool {
 // unwrap analyses the command a wrapper runs.
 func (a *analyser) unwrap(base string, cl *cmdline, d int, in stdinInfo, wd int) {
 	args := cl.words[1:]
+	if a.argvMode {
+		switch base {
+		case "bash", "sh", "dash", "ash", "ksh", "mksh", "rbash", "zsh", "eval", "watch":
+			return // what they run is judged when it is executed
+		}
+	}
 	switch base {
 	case "bash", "sh", "dash", "ash", "ksh", "mksh", "rbash", "zsh":
 		a.shell(base, cl, d, in)

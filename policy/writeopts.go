@@ -115,6 +115,11 @@ var fileSpecs = map[string]*fileSpec{
 // (cc -o and the like use -o, see noGenericO).
 var genericWrite = map[string]fileRole{"output": w, "output-file": w, "outfile": w, "out-file": w, "output-document": w, "output-dir": wd, "outdir": wd, "output-directory": wd}
 
+var (
+	genericSpec    = &fileSpec{long: genericWrite, short: map[byte]fileRole{'o': w}}
+	genericSpecNoO = &fileSpec{long: genericWrite}
+)
+
 // noGenericO are programs whose -o is not an output file.
 var noGenericO = map[string]bool{"grep": true, "egrep": true, "fgrep": true, "rg": true, "ls": true, "ps": true, "ssh": true, "scp": true,
 	"cpio": true, "set": true, "bash": true, "sh": true, "mount": true, "tar": true, "pgrep": true, "pkill": true, "od": true, "xargs": true,
@@ -149,9 +154,9 @@ func fileTargets(base string, args []word) []fileTarget {
 	spec := fileSpecs[base]
 	generic := spec == nil
 	if generic {
-		spec = &fileSpec{long: genericWrite}
-		if !noGenericO[base] {
-			spec.short = map[byte]fileRole{'o': w}
+		spec = genericSpec
+		if noGenericO[base] {
+			spec = genericSpecNoO
 		}
 	}
 	var out []fileTarget
