@@ -123,6 +123,7 @@ func (a *analyser) simple(cl *cmdline, d int, in stdinInfo, wd int) {
 		return
 	}
 	a.add(a.guardDestructive(base, cl, a.p.cmd.decide(cl)), cl)
+	a.lastCmd = len(a.parts) - 1
 	if base == "git" {
 		a.gitOptions(cl)
 	}

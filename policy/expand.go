@@ -284,6 +284,9 @@ func (a *analyser) finishRedirs() {
 				best = p
 			}
 		}
+		if r.argv != nil && (best.Verdict == Allow || a.parts[r.cmdPart].Verdict == Deny) {
+			continue // a file a command names adds a part only when it changes the decision
+		}
 		best.Argv = argv
 		a.add(best, nil)
 	}

@@ -44,7 +44,7 @@ func (a *analyser) checkFiles(base string, cl *cmdline, targets []fileTarget) {
 			if t.opt == "" {
 				op = base
 			}
-			a.redirs = append(a.redirs, a.pending(pendingRedir{op: op, target: s, write: true, argv: cl.argv()}))
+			a.redirs = append(a.redirs, a.pending(pendingRedir{op: op, target: s, write: true, argv: cl.argv(), cmdPart: a.lastCmd}))
 		}
 	}
 }

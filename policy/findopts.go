@@ -4,8 +4,9 @@ import "strings"
 
 // findActions checks find's actions other than -exec: -fprint, -fprint0,
 // -fprintf and -fls write a file; -delete removes what it finds under the
-// start points, and is decided as rm -rf of them (so a policy that denies
-// rm, or files.write, refuses it).
+// start points, and is decided as rm -rf of them when no test narrows it,
+// as rm -f of files under them otherwise (so a policy that denies rm, or
+// files.write, refuses it).
 func (a *analyser) findActions(cl *cmdline, d int, wd int) {
 	ws := cl.words
 	var starts []word
@@ -29,10 +30,18 @@ func (a *analyser) findActions(cl *cmdline, d int, wd int) {
 		starts = append(starts, ws[i])
 	}
 	var targets []fileTarget
-	del := false
+	del, filtered := false, false
 	for ; i < len(ws); i++ {
 		if ws[i].kind != wStatic {
+			filtered = true
 			continue
+		}
+		switch ws[i].text {
+		case "-delete", "-depth", "-d", "-xdev", "-mount", "-print", "-ignore_readdir_race", "-noleaf":
+		case "-maxdepth", "-mindepth":
+			i++
+		default:
+			filtered = true
 		}
 		switch ws[i].text {
 		case "-fprint", "-fprint0", "-fprintf", "-fls":
@@ -54,7 +63,16 @@ func (a *analyser) findActions(cl *cmdline, d int, wd int) {
 	if len(starts) == 0 {
 		starts = []word{staticWord(".")}
 	}
+	// Without tests, find -delete removes everything under its start
+	// points; with them, some files under them.
 	rm := &cmdline{words: append([]word{staticWord("rm"), staticWord("-rf")}, starts...), open: cl.open}
+	if filtered {
+		rm.words = []word{staticWord("rm"), staticWord("-f")}
+		for _, s := range starts {
+			s.text += "/(found)"
+			rm.words = append(rm.words, s)
+		}
+	}
 	n := len(a.parts)
 	a.simple(rm, d, stdinInfo{}, wd+1)
 	for j := n; j < len(a.parts); j++ {

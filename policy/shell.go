@@ -47,6 +47,7 @@ type analyser struct {
 	intVars    map[string]bool // declared integer (-i): assignments are arithmetic
 	scope      *dirScope       // set while a command runs in another directory (env -C, git -C)
 	argvMode   bool            // DecideArgv: one executed argv, shells and eval not parsed
+	lastCmd    int             // index in parts of the last command line decided by the rules
 	redirs     []pendingRedir
 }
 
@@ -59,6 +60,7 @@ type pendingRedir struct {
 	argv       []string
 	dirs       []string // directories it is relative to; nil: the shell's
 	unknownDir bool     // relative to a directory known only at run time
+	cmdPart    int      // argv set: index in parts of the command's own decision
 }
 
 func (a *analyser) add(p Part, cl *cmdline) {
