@@ -134,6 +134,9 @@ func gitFiles(args []word) []fileTarget {
 	for j := 0; j < len(rest); j++ {
 		w := rest[j]
 		if w.kind != wStatic {
+			if strings.HasPrefix(w.prefix, "--output") {
+				out = append(out, fileTarget{w: w, role: roleWrite, opt: "--output"})
+			}
 			continue
 		}
 		s := w.text

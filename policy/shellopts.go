@@ -13,7 +13,11 @@ func (a *analyser) shellOpts(base string, cl *cmdline) {
 	args := cl.words[1:]
 	switch base {
 	case "set":
+		skip := -1
 		for i, w := range args {
+			if i == skip {
+				continue
+			}
 			if w.kind != wStatic {
 				if strings.HasPrefix(w.prefix, "-") || w.prefix == "" {
 					a.dynamic(cl.argv(), "set with options known only at run time (set -k changes how every later command line is read)")
@@ -27,9 +31,12 @@ func (a *analyser) shellOpts(base string, cl *cmdline) {
 				a.always("always.keyword", cl.argv(), keywordWhy)
 				return
 			}
-			if strings.IndexByte(w.text[1:], 'o') >= 0 && w.text[0] == '-' && i+1 < len(args) && optKeyword(args[i+1]) {
-				a.always("always.keyword", cl.argv(), keywordWhy)
-				return
+			if strings.IndexByte(w.text[1:], 'o') >= 0 && i+1 < len(args) {
+				if w.text[0] == '-' && optKeyword(args[i+1]) {
+					a.always("always.keyword", cl.argv(), keywordWhy)
+					return
+				}
+				skip = i + 1
 			}
 		}
 	case "shopt":

@@ -165,6 +165,13 @@ func fileTargets(base string, args []word) []fileTarget {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		s := a.text
+		if !endOpts && a.kind == wDynamic && strings.HasPrefix(a.prefix, "--") && strings.Contains(a.prefix, "=") {
+			name, _, _ := strings.Cut(a.prefix[2:], "=")
+			if r := spec.long[name]; r == roleWrite || r == roleWriteDir || genericWrite[name] != roleNone {
+				out = append(out, fileTarget{w: a, role: roleWrite, opt: "--" + name})
+			}
+			continue
+		}
 		if endOpts || a.kind != wStatic || len(s) < 2 || s[0] != '-' {
 			ops = append(ops, a)
 			continue
