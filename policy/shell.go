@@ -110,6 +110,12 @@ func (a *analyser) script(src string, d int) {
 		a.limit("limits.depth", "the script nests parentheses more than 200 deep")
 		return
 	}
+	if strings.Contains(src, "\\\r") {
+		// The parser drops a backslash-CR before a newline inside $(...);
+		// bash runs it as a command named CR.
+		a.always("always.parse", []string{firstLine(src)}, "a backslash before a carriage return is read differently by the analysis and by bash; remove the carriage return")
+		return
+	}
 	hasHash := strings.Contains(src, "#")
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(hasHash)).Parse(strings.NewReader(src), "")
 	if err != nil {
