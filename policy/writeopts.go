@@ -74,10 +74,10 @@ var fileSpecs = map[string]*fileSpec{
 			}
 			return out
 		}},
-	"tee":   {operands: allOps(w)},
-	"cp":    {short: map[byte]fileRole{'t': wd}, long: map[string]fileRole{"target-directory": wd}, shortArg: "S", longArg: []string{"suffix", "backup", "sparse", "reflink", "preserve", "no-preserve"}, operands: lastOp},
-	"mv":    {short: map[byte]fileRole{'t': wd}, long: map[string]fileRole{"target-directory": wd}, shortArg: "S", longArg: []string{"suffix", "backup"}, operands: lastOp},
-	"ln":    {short: map[byte]fileRole{'t': wd}, long: map[string]fileRole{"target-directory": wd}, shortArg: "S", longArg: []string{"suffix", "backup"}, operands: lastOp},
+	"tee": {operands: allOps(w)},
+	"cp":  {short: map[byte]fileRole{'t': wd}, long: map[string]fileRole{"target-directory": wd}, shortArg: "S", longArg: []string{"suffix", "backup", "sparse", "reflink", "preserve", "no-preserve"}, operands: lastOp},
+	"mv":  {short: map[byte]fileRole{'t': wd}, long: map[string]fileRole{"target-directory": wd}, shortArg: "S", longArg: []string{"suffix", "backup"}, operands: lastOp},
+	"ln":  {short: map[byte]fileRole{'t': wd}, long: map[string]fileRole{"target-directory": wd}, shortArg: "S", longArg: []string{"suffix", "backup"}, operands: lastOp},
 	"install": {short: map[byte]fileRole{'t': wd}, long: map[string]fileRole{"target-directory": wd}, shortArg: "gmoSZ",
 		longArg: []string{"group", "mode", "owner", "suffix", "backup", "context", "strip-program"}, operands: lastOp},
 	"rm":       {operands: allOps(w)},
@@ -105,7 +105,7 @@ var fileSpecs = map[string]*fileSpec{
 		shortArg: "tTUeQlAR", longArg: []string{"tries", "timeout", "user-agent", "header", "user", "password", "level", "accept", "reject", "post-data", "method", "execute"}},
 	"patch": {short: map[byte]fileRole{'o': w, 'i': rd, 'r': w}, long: map[string]fileRole{"output": w, "input": rd, "reject-file": w},
 		shortArg: "BDFpVYz", longArg: []string{"prefix", "ifdef", "fuzz", "strip", "version-control", "basename-prefix", "suffix"}},
-	"strace": {short: map[byte]fileRole{'o': w}, long: map[string]fileRole{"output": w}, shortArg: "abeEIpPsSuUX"},
+	"strace":  {short: map[byte]fileRole{'o': w}, long: map[string]fileRole{"output": w}, shortArg: "abeEIpPsSuUX"},
 	"openssl": {}, // -in/-out: single-dash long options, see singleDashFiles
 	"go":      {}, // -o, -coverprofile, ...: see goFiles
 	"dd":      {}, // of=, if=: see ddFiles
