@@ -355,8 +355,9 @@ func TestDockerDemoScript(t *testing.T) {
 }
 
 func TestDockerTruncationAndCallTimeout(t *testing.T) {
-	d := runDocker(t, demoWorkspace(t), func(_ *dockerRun, c *agent.RunConfig) { c.Tools.CallTimeout = time.Second },
-		agenttest.Tools(agenttest.Bash("yes abcdefgh | head -c 100000"), agenttest.Bash("echo started; sleep 30")),
+	d := runDocker(t, demoWorkspace(t), func(_ *dockerRun, c *agent.RunConfig) { c.Tools.CallTimeout = 8 * time.Second },
+		// 8 s: the first call must finish in time even on a loaded machine.
+		agenttest.Tools(agenttest.Bash("yes abcdefgh | head -c 100000"), agenttest.Bash("echo started; sleep 300")),
 		agenttest.Answer("done"),
 	)
 	if d.err != nil {
@@ -366,7 +367,7 @@ func TestDockerTruncationAndCallTimeout(t *testing.T) {
 	if !strings.Contains(tm[0].Content, "[output truncated by the sandbox: 100000 bytes in total") || len(tm[0].Content) > 16<<10+512 {
 		t.Errorf("truncated output: %d bytes, tail %q", len(tm[0].Content), tm[0].Content[max(0, len(tm[0].Content)-200):])
 	}
-	if !strings.HasPrefix(tm[1].Content, "timed out after 1s") || !strings.Contains(tm[1].Content, "started") {
+	if !strings.HasPrefix(tm[1].Content, "timed out after 8s") || !strings.Contains(tm[1].Content, "started") {
 		t.Errorf("timed-out call: %q", tm[1].Content)
 	}
 	if !strings.Contains(d.out.String(), "timed out") {
