@@ -65,7 +65,9 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 	ccfg, hc := containerSpec(cfg, exe, id, d.owner, d.host)
 	ccfg.Image = img.ID // run exactly the image inspected (and audited), not whatever the tag points to later
 	applyGVisor(cfg, hc)
-	q.apply(ccfg, hc)
+	if err := q.apply(ccfg, hc); err != nil {
+		return nil, err
+	}
 	s := &dockerSession{rt: d, id: id, cfg: cfg, info: sandbox.Info{SessionID: id, Image: cfg.Image, ImageID: img.ID, Runtime: cfg.Runtime, User: ccfg.User}}
 	d.track(s)
 	resp, err := d.eng.ContainerCreate(ctx, ccfg, hc, nil, nil, "agentbox-"+id[:12])

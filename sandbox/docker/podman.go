@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentbox/agentbox/sandbox"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/go-units"
@@ -35,6 +36,11 @@ type quirks struct {
 	// container fails to initialise at attach ("error setting rlimit type
 	// 6": HTTP 409). nproc and nofile are therefore always given.
 	explicitUlimits bool
+	// ignoresRuntime: Podman's compatible API (4.3) ignores
+	// HostConfig.Runtime and runs its own default OCI runtime, which would
+	// silently turn `sandbox.runtime: runsc` into runc. A sandbox that asks
+	// for a runtime is therefore refused on Podman (fail closed).
+	ignoresRuntime bool
 }
 
 // versioner is the part of the Docker client that reads the version
@@ -74,6 +80,7 @@ func quirksOf(v types.Version) quirks {
 	}
 	q.Podman = true
 	q.explicitUlimits = true
+	q.ignoresRuntime = true
 	return q
 }
 
@@ -89,12 +96,17 @@ func (q quirks) String() string {
 	return s
 }
 
-// apply adapts a container spec built for Docker to the engine.
-func (q quirks) apply(ccfg *container.Config, hc *container.HostConfig) {
+// apply adapts a container spec built for Docker to the engine, or says
+// why the engine cannot run it as asked.
+func (q quirks) apply(ccfg *container.Config, hc *container.HostConfig) error {
+	if q.ignoresRuntime && hc.Runtime != "" {
+		return fmt.Errorf("%w: %s's Docker-compatible API ignores the OCI runtime a container asks for, so sandbox.runtime: %s cannot be enforced there; use the Docker engine with %s registered, or set runtime: \"\"", sandbox.ErrUnavailable, q.Engine, hc.Runtime, hc.Runtime)
+	}
 	if q.explicitUlimits {
 		hc.Ulimits = withUlimit(hc.Ulimits, "nofile")
 		hc.Ulimits = withUlimit(hc.Ulimits, "nproc")
 	}
+	return nil
 }
 
 // podmanUlimit is the value given for an rlimit the spec leaves to the

@@ -48,6 +48,9 @@ func TestTiers(t *testing.T) {
 			if tr.Name != "runc" { // runc runs it in TestDockerConformance
 				t.Run("Conformance", func(t *testing.T) { sandboxtest.RunWith(t, tr.Starter, opts) })
 			}
+			if tr.Podman {
+				t.Run("Engine", func(t *testing.T) { podmanEngine(t, tr) })
+			}
 			t.Run("NoLeftovers", func(t *testing.T) {
 				if left := tr.Leftovers(t); len(left) > 0 {
 					t.Errorf("containers left behind on %s: %v", tr.Name, left)
