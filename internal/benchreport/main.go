@@ -64,8 +64,11 @@ func run(out string, calls int) error {
 	}
 	defer cli.Close()
 	exe := os.Getenv("AGENTBOX_BIN")
-	rt := docker.New(cli)
-	defer rt.CloseAll(ctx)
+	rt, err := docker.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer rt.Close(ctx)
 	ws, _ := os.MkdirTemp("", "agentbox-bench-")
 	defer os.RemoveAll(ws)
 	cfg := sandbox.Config{Image: image, Workspace: ws, ExecutorPath: exe}
@@ -134,6 +137,9 @@ func run(out string, calls int) error {
 	if err := add("`docker run --rm IMAGE true` (baseline)", 15, "docker CLI, default settings", func() error {
 		return exec.Command("docker", "run", "--rm", "--network", "none", image, "true").Run()
 	}); err != nil {
+		return err
+	}
+	if err := tierRows(ctx, rt, cfg, calls, add); err != nil {
 		return err
 	}
 	gobench, err := goBenchmarks()

@@ -23,6 +23,9 @@ type Runtime struct {
 
 	mu   sync.Mutex
 	live map[string]*dockerSession
+
+	qmu sync.Mutex
+	q   *quirks // the engine's differences from Docker (podman.go)
 }
 
 var _ sandbox.Runtime = (*Runtime)(nil)
@@ -50,12 +53,20 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 		}
 		return nil, fmt.Errorf("%w: inspecting image %s: %v", sandbox.ErrUnavailable, cfg.Image, shortErr(err))
 	}
+	q, err := d.quirks(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", sandbox.ErrUnavailable, shortErr(err))
+	}
 	id := cfg.SessionID
 	if id == "" {
 		id = sandbox.NewID()
 	}
 	ccfg, hc := containerSpec(cfg, exe, id, d.owner, d.host)
 	ccfg.Image = img.ID // run exactly the image inspected (and audited), not whatever the tag points to later
+	applyGVisor(cfg, hc)
+	if err := q.apply(ccfg, hc); err != nil {
+		return nil, err
+	}
 	s := &dockerSession{rt: d, id: id, cfg: cfg, info: sandbox.Info{SessionID: id, Image: cfg.Image, ImageID: img.ID, Runtime: cfg.Runtime, User: ccfg.User}}
 	d.track(s)
 	resp, err := d.eng.ContainerCreate(ctx, ccfg, hc, nil, nil, "agentbox-"+id[:12])

@@ -26,8 +26,7 @@ func (d *Runtime) Doctor(ctx context.Context, image string) []Check {
 		return []Check{{Name: "engine", Err: errors.New("no engine connection (internal: use docker.Connect)")}}
 	}
 	var out []Check
-	v, err := cl.ServerVersion(ctx)
-	out = append(out, Check{Name: "engine", Err: err, OK: fmt.Sprintf("Docker %s, API %s (client negotiated %s) at %s", v.Version, v.APIVersion, cl.ClientVersion(), cl.DaemonHost())})
+	out = append(out, d.engineCheck(ctx))
 	info, err := cl.Info(ctx)
 	if err == nil {
 		out = append(out, Check{Name: "runtime", OK: fmt.Sprintf("default %s; security options %v; cgroup v%s", info.DefaultRuntime, info.SecurityOptions, info.CgroupVersion)})
@@ -43,6 +42,7 @@ func (d *Runtime) Doctor(ctx context.Context, image string) []Check {
 		} else {
 			out = append(out, Check{Name: "limits", OK: "memory, swap, pids and CPU quota limits are enforced"})
 		}
+		out = append(out, d.tierChecks(ctx, image, info)...)
 		if os.Geteuid() == 0 {
 			out = append(out, Check{Name: "user", Note: true, OK: "running as root: sandboxes run as root with every capability dropped"})
 		}

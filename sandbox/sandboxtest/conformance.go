@@ -21,10 +21,23 @@ import (
 type Start func(t *testing.T) (sandbox.Session, string)
 
 // Run runs the whole suite.
-func Run(t *testing.T, start Start) {
+func Run(t *testing.T, start Start) { RunWith(t, start, Options{}) }
+
+// Options declare how an isolation tier legitimately differs from the
+// suite's expectations, each with its reason.
+type Options struct {
+	// FailsClosed names Limits cases ("fork-bomb", "memory-hog") in which
+	// the tier may end the whole sandbox instead of the command: the call
+	// must then fail with sandbox.ErrExecutor (the session is dead and
+	// says so). Values are the reasons.
+	FailsClosed map[string]string
+}
+
+// RunWith runs the whole suite with a tier's declared differences.
+func RunWith(t *testing.T, start Start, opts Options) {
 	t.Run("Exec", func(t *testing.T) { runExec(t, start) })
 	t.Run("Timeouts", func(t *testing.T) { runTimeouts(t, start) })
-	t.Run("Limits", func(t *testing.T) { runLimits(t, start) })
+	t.Run("Limits", func(t *testing.T) { runLimits(t, start, opts) })
 	t.Run("Files", func(t *testing.T) { runFiles(t, start) })
 	t.Run("Symlinks", func(t *testing.T) { runSymlinks(t, start) })
 }
@@ -121,7 +134,31 @@ func runTimeouts(t *testing.T, start Start) {
 	}
 }
 
-func runLimits(t *testing.T, start Start) {
+// failedClosed runs cmd where the tier may end the whole sandbox (see
+// Options.FailsClosed). It reports true, with a fresh session in *s, when
+// the sandbox died as allowed; false with the result when it did not.
+func failedClosed(t *testing.T, start Start, s *sandbox.Session, opts Options, name, cmd string, timeout time.Duration) (sandbox.ExecResult, bool) {
+	t.Helper()
+	reason, allowed := opts.FailsClosed[name]
+	if !allowed {
+		return Exec(t, *s, cmd, timeout), false
+	}
+	res, err := (*s).Exec(ctxT(t), sandbox.ExecRequest{Command: cmd, Timeout: timeout})
+	if err == nil {
+		return res, false
+	}
+	if !errors.Is(err, sandbox.ErrExecutor) {
+		t.Fatalf("%s: the sandbox may end here (%s) but must fail closed with ErrExecutor; got %v", name, reason, err)
+	}
+	t.Logf("%s: the sandbox ended, failing closed (%v): %s", name, err, reason)
+	if _, err := (*s).Exec(ctxT(t), sandbox.ExecRequest{Command: "true", Timeout: 10 * time.Second}); !errors.Is(err, sandbox.ErrExecutor) {
+		t.Errorf("%s: the dead session answered: %v", name, err)
+	}
+	*s, _ = start(t)
+	return res, true
+}
+
+func runLimits(t *testing.T, start Start, opts Options) {
 	s, _ := start(t)
 	t.Run("flood", func(t *testing.T) {
 		res := Exec(t, s, "head -c 50000000 /dev/zero | tr '\\0' x", 30*time.Second)
@@ -142,8 +179,11 @@ func runLimits(t *testing.T, start Start) {
 		}
 	})
 	t.Run("fork-bomb", func(t *testing.T) {
-		res := Exec(t, s, "bomb(){ bomb | bomb & }; bomb", 5*time.Second)
-		_ = res // it times out or dies of EAGAIN; either way the sandbox must survive
+		// It times out or dies of EAGAIN; either way the sandbox must
+		// survive (or, where the tier says so, fail closed).
+		if _, dead := failedClosed(t, start, &s, opts, "fork-bomb", "bomb(){ bomb | bomb & }; bomb", 5*time.Second); dead {
+			return
+		}
 		after := Exec(t, s, "echo alive", 10*time.Second)
 		if strings.TrimSpace(string(after.Output)) != "alive" {
 			t.Fatalf("sandbox unusable after fork bomb: %+v", after)
@@ -153,7 +193,10 @@ func runLimits(t *testing.T, start Start) {
 		}
 	})
 	t.Run("memory-hog", func(t *testing.T) {
-		res := Exec(t, s, `python3 -c 'b = bytearray(4 * 1024**3); print("allocated")'`, 60*time.Second)
+		res, dead := failedClosed(t, start, &s, opts, "memory-hog", `python3 -c 'b = bytearray(4 * 1024**3); print("allocated")'`, 60*time.Second)
+		if dead {
+			return
+		}
 		if !(res.OOMKilled || res.ExitCode == 137 || res.ExitCode == 1 && strings.Contains(string(res.Output), "MemoryError")) {
 			t.Fatalf("memory hog not stopped: %+v %q", res, res.Output)
 		}
