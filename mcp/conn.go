@@ -23,6 +23,7 @@ type conn struct {
 	tools *agent.Tools
 	asks  *askState
 	done  chan struct{} // closed when the connection ends: calls stop
+	stop  func()        // closes done, once
 
 	startOnce sync.Once
 	bg        sync.WaitGroup // the background start (StartOnInitialize)
@@ -31,6 +32,7 @@ type conn struct {
 	sess     sandbox.Session
 	client   *sdk.Implementation
 	broken   error // the sandbox or the audit log failed: nothing more runs
+	cut      bool  // a call was cut short by the end of the connection
 	closed   bool
 	calls    int
 	before   workspace.Snap
@@ -45,7 +47,9 @@ func newConn(cfg Config) *conn {
 	cfg.Sandbox.SessionID = id
 	t := agent.NewTools(cfg.Policy, cfg.Sandbox, cfg.Audit, nil)
 	t.SessionID = id
-	return &conn{cfg: cfg, id: id, tools: t, asks: newAskState(), done: make(chan struct{})}
+	c := &conn{cfg: cfg, id: id, tools: t, asks: newAskState(), done: make(chan struct{})}
+	c.stop = sync.OnceFunc(func() { close(c.done) })
+	return c
 }
 
 // ensure starts the sandbox and records session_start, once; the caller
@@ -135,7 +139,7 @@ func (c *conn) callContext(ctx context.Context) (context.Context, context.Cancel
 // shutdown ends the session: it waits for the running call (cancelled by
 // then), removes the sandbox and records session_end.
 func (c *conn) shutdown(ctx context.Context, interrupted bool) error {
-	close(c.done)
+	c.stop()
 	c.bg.Wait()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -147,7 +151,7 @@ func (c *conn) shutdown(ctx context.Context, interrupted bool) error {
 	c.tools.Session = nil
 	status := agent.StatusOK
 	switch {
-	case interrupted:
+	case interrupted || c.cut:
 		status = agent.StatusInterrupted
 	case c.broken != nil:
 		status = agent.StatusError
@@ -194,6 +198,7 @@ func (c *conn) call(ctx context.Context, client *sdk.Implementation, name, args 
 	c.tools.Approver = nil
 	if o.Err != nil {
 		if ctx.Err() != nil {
+			c.cut = true
 			return errorResult("error: the call was cancelled (the client went away or agentbox is stopping); its processes were killed.")
 		}
 		c.broken = o.Err

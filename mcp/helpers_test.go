@@ -42,13 +42,19 @@ type server struct {
 
 func newServer(t *testing.T, args ...string) *server {
 	t.Helper()
+	return newServerWith(t, testPolicy, args...)
+}
+
+// newServerWith is newServer with another policy.
+func newServerWith(t *testing.T, policyText string, args ...string) *server {
+	t.Helper()
 	testutil.RequireDocker(t)
 	dir := t.TempDir()
 	s := &server{ws: filepath.Join(dir, "ws"), policy: filepath.Join(dir, "policy.yaml"), audit: filepath.Join(dir, "audit.jsonl"), state: filepath.Join(dir, "state"), args: args}
 	if err := os.Mkdir(s.ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(s.policy, []byte(testPolicy), 0o644); err != nil {
+	if err := os.WriteFile(s.policy, []byte(policyText), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(s.ws, ".env"), []byte("TOKEN=hunter2\n"), 0o644); err != nil {

@@ -88,6 +88,9 @@ func Serve(ctx context.Context, cfg Config) error {
 	connCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	c := newConn(cfg)
+	// The SDK waits for running handlers before Run returns: they must
+	// end as soon as the connection does.
+	defer context.AfterFunc(connCtx, c.stop)()
 	srv := sdk.NewServer(&sdk.Implementation{Name: "agentbox", Title: "agentbox sandbox", Version: cfg.Version},
 		&sdk.ServerOptions{
 			Instructions: "The tools run in a disposable, hardened Linux sandbox under a policy, and every call is recorded in an audit log. A denied call returns the reason; do not try to work around it.",
