@@ -40,13 +40,13 @@ type server struct {
 	args                     []string
 }
 
-func newServer(t *testing.T, args ...string) *server {
+func newServer(t testing.TB, args ...string) *server {
 	t.Helper()
 	return newServerWith(t, testPolicy, args...)
 }
 
 // newServerWith is newServer with another policy.
-func newServerWith(t *testing.T, policyText string, args ...string) *server {
+func newServerWith(t testing.TB, policyText string, args ...string) *server {
 	t.Helper()
 	testutil.RequireDocker(t)
 	dir := t.TempDir()
@@ -64,7 +64,7 @@ func newServerWith(t *testing.T, policyText string, args ...string) *server {
 }
 
 // cmd is the server's command line (not started).
-func (s *server) cmd(t *testing.T) *exec.Cmd {
+func (s *server) cmd(t testing.TB) *exec.Cmd {
 	t.Helper()
 	args := append([]string{"mcp", "--workspace", s.ws, "--policy", s.policy, "--audit", s.audit}, s.args...)
 	cmd := exec.Command(testutil.Binary(t), args...)

@@ -22,7 +22,8 @@ import (
 // then the container is gone and the log verifies.
 func TestMCPTools(t *testing.T) {
 	s := newServer(t)
-	cs := s.connect(t, nil, nil)
+	// 2025-06-18: what most MCP clients speak today.
+	cs := s.connect(t, nil, &sdk.ClientSessionOptions{ProtocolVersion: "2025-06-18"})
 	if got := cs.InitializeResult().ServerInfo; got == nil || got.Name != "agentbox" {
 		t.Errorf("server info: %+v", got)
 	}
@@ -51,6 +52,11 @@ func TestMCPTools(t *testing.T) {
 		if g.Name != w.Function.Name || g.Description != w.Function.Description || !reflect.DeepEqual(gs, ws) {
 			t.Errorf("tool %d:\n got %s %q %s\nwant %s %q %s", i, g.Name, g.Description, gb, w.Function.Name, w.Function.Description, w.Function.Parameters)
 		}
+	}
+
+	// --start initialize (the default): the sandbox runs before any call.
+	if id := s.sessionOf(t); containers(t, id) == "" {
+		t.Error("no sandbox after initialize")
 	}
 
 	// Each tool.
@@ -118,10 +124,17 @@ func TestMCPTools(t *testing.T) {
 }
 
 // TestMCPApproveAllowFlag: a client that cannot be asked gets the
-// --approve answer, decided_by flag.
+// --approve answer, decided_by flag. The sandbox starts with the first
+// call: none before it.
 func TestMCPApproveAllowFlag(t *testing.T) {
-	s := newServer(t, "--approve", "allow")
+	s := newServer(t, "--approve", "allow", "--start", "first-call")
 	cs := s.connect(t, nil, nil)
+	if _, err := cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if recs := s.records(t); len(recs) != 0 {
+		t.Errorf("--start first-call: a session began before any call: %+v", recs)
+	}
 	if text, isErr := call(t, cs, "execute_bash", map[string]any{"command": "touch flagged.txt"}); isErr {
 		t.Fatalf("touch with --approve allow: %s", text)
 	}

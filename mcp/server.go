@@ -30,8 +30,8 @@ type StartAt string
 
 // When the sandbox starts.
 const (
+	StartOnInitialize StartAt = "initialize" // in the background once the client has initialized (default)
 	StartOnFirstCall  StartAt = "first-call" // the first tool call pays for the start
-	StartOnInitialize StartAt = "initialize" // in the background once the client has initialized
 )
 
 // Valid reports whether s is a known start point.
@@ -47,7 +47,7 @@ type Config struct {
 	// (it declares no elicitation capability). Nil denies (decided_by
 	// no-terminal).
 	Fallback agent.Approver
-	Start    StartAt // "" = StartOnFirstCall
+	Start    StartAt // "" = StartOnInitialize
 	Version  string  // agentbox's, for the client and the audit log
 	// In and Out carry the protocol (stdin and stdout). Nothing else may
 	// write to Out.
@@ -71,7 +71,7 @@ func Serve(ctx context.Context, cfg Config) error {
 		return errors.New("mcp.Serve: Policy, Runtime, Audit, In and Out are required")
 	}
 	if cfg.Start == "" {
-		cfg.Start = StartOnFirstCall
+		cfg.Start = StartOnInitialize
 	}
 	if !cfg.Start.Valid() {
 		return fmt.Errorf("%w: start %q: want %s or %s", sandbox.ErrConfig, cfg.Start, StartOnFirstCall, StartOnInitialize)

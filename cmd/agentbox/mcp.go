@@ -20,7 +20,7 @@ func mcpCommand() *cli.Command {
 			"one sandbox per connection, every call under the policy and in the audit log. stdout carries the protocol only.",
 		Flags: append(sandboxFlags(),
 			&cli.StringFlag{Name: "approve", Usage: "answer to the policy's ask when the client cannot ask the user (no elicitation): deny or allow (default: deny)"},
-			&cli.StringFlag{Name: "start", Value: string(mcp.StartOnFirstCall), Usage: "when the sandbox starts: first-call, or initialize (in the background once the client has connected)"},
+			&cli.StringFlag{Name: "start", Value: string(mcp.StartOnInitialize), Usage: "when the sandbox starts: initialize (in the background as soon as the client connects: the first call finds it running) or first-call (no container for a client that never calls a tool)"},
 		),
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() > 0 {
@@ -38,7 +38,7 @@ func mcpCommand() *cli.Command {
 			}
 			start := mcp.StartAt(c.String("start"))
 			if !start.Valid() {
-				return usageError{fmt.Errorf("--start %q: want %s or %s", start, mcp.StartOnFirstCall, mcp.StartOnInitialize)}
+				return usageError{fmt.Errorf("--start %q: want %s or %s", start, mcp.StartOnInitialize, mcp.StartOnFirstCall)}
 			}
 			p, err := loadPolicy(c)
 			if err != nil {
