@@ -79,6 +79,7 @@ type Outcome struct {
 	Denied    bool // by the policy, the approver, or the executor's path check
 	Invalid   bool // bad arguments or unknown tool: nothing was decided
 	Ran       bool // the sandbox carried it out
+	Failed    bool // it ran and failed: a file the executor could not read or write
 	ExitCode  int  // execute_bash
 	TimedOut  bool
 	Truncated bool // the sandbox kept only the head and tail of the output
@@ -214,6 +215,7 @@ func (t *Tools) Call(ctx context.Context, callID, name, argsJSON string) Outcome
 		rec := &audit.Record{Event: audit.EventToolCall, Phase: audit.PhaseResult, CallID: callID, Tool: name,
 			Decision: "allow", Error: fe.Msg, DurationMS: audit.Ptr(time.Since(start).Milliseconds())}
 		o.Text = fmt.Sprintf("error: %s failed: %s", name, fe.Msg)
+		o.Failed = true
 		if fe.Denied {
 			o.Denied, o.Decision, o.Rule, o.Ran = true, "deny", fe.Rule, false
 			rec.Decision, rec.Rule = "deny", fe.Rule

@@ -1,0 +1,245 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/user"
+	"sync"
+
+	"github.com/agentbox/agentbox/agent"
+	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/workspace"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// conn is one MCP connection: one agentbox session, one sandbox. Tool
+// calls run one at a time (the pipeline is not for overlapping calls); a
+// client that sends several in parallel has them queued.
+type conn struct {
+	cfg   Config
+	id    string // the session id: audit log, container label
+	tools *agent.Tools
+	asks  *askState
+	done  chan struct{} // closed when the connection ends: calls stop
+	stop  func()        // closes done, once
+
+	startOnce sync.Once
+	bg        sync.WaitGroup // the background start (StartOnInitialize)
+
+	mu       sync.Mutex // one call at a time; guards what follows
+	sess     sandbox.Session
+	client   *sdk.Implementation
+	broken   error // the sandbox or the audit log failed: nothing more runs
+	cut      bool  // a call was cut short by the end of the connection
+	closed   bool
+	calls    int
+	before   workspace.Snap
+	snapshot bool
+}
+
+func newConn(cfg Config) *conn {
+	id := cfg.Sandbox.SessionID
+	if id == "" {
+		id = sandbox.NewID()
+	}
+	cfg.Sandbox.SessionID = id
+	t := agent.NewTools(cfg.Policy, cfg.Sandbox, cfg.Audit, nil)
+	t.SessionID = id
+	c := &conn{cfg: cfg, id: id, tools: t, asks: newAskState(), done: make(chan struct{})}
+	c.stop = sync.OnceFunc(func() { close(c.done) })
+	return c
+}
+
+// ensure starts the sandbox and records session_start, once; the caller
+// holds c.mu. A failed start is reported to the caller and tried again on
+// the next call (the user may have built the missing image meanwhile).
+func (c *conn) ensure(ctx context.Context, client *sdk.Implementation) error {
+	if c.sess != nil {
+		return nil
+	}
+	if c.client == nil && client != nil {
+		c.client = client
+	}
+	sess, err := c.cfg.Runtime.Start(ctx, c.cfg.Sandbox)
+	if err != nil {
+		return err
+	}
+	info := sess.Info()
+	start := &audit.Record{Event: audit.EventSessionStart, Session: c.id, Task: "MCP session for " + clientName(c.client),
+		Model:      "mcp-client:" + clientName(c.client),
+		PolicyPath: c.cfg.Policy.Source(), PolicySHA256: c.cfg.Policy.SHA256,
+		Image: info.Image, ImageID: info.ImageID, ContainerID: info.ContainerID,
+		Workspace: c.cfg.Sandbox.Workspace, WorkspaceMode: string(c.cfg.Sandbox.WorkspaceMode),
+		Version: c.cfg.Version, User: currentUser()}
+	start.Host, _ = os.Hostname()
+	if err := c.cfg.Audit.Append(start); err != nil {
+		_ = sess.Close(context.WithoutCancel(ctx))
+		c.broken = fmt.Errorf("audit log: %w; nothing runs without an audit record", err)
+		return c.broken
+	}
+	c.sess, c.tools.Session = sess, sess
+	if c.cfg.Sandbox.Workspace != "" && c.cfg.Sandbox.WorkspaceMode != sandbox.WorkspaceRO {
+		if b, err := workspace.Snapshot(c.cfg.Sandbox.Workspace); err == nil {
+			c.before, c.snapshot = b, true
+		}
+	}
+	c.cfg.Log.Debug("agentbox mcp: sandbox started", "session", c.id, "container", info.ContainerID, "client", clientName(c.client))
+	return nil
+}
+
+// startWhenInitialized starts the sandbox in the background as soon as the
+// client has identified itself (initialize, or the first request of the
+// stateless protocol), so that the first tool call finds it running.
+func (c *conn) startWhenInitialized(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		ss, ok := req.GetSession().(*sdk.ServerSession)
+		if !ok {
+			return res, err
+		}
+		ip := ss.InitializeParams()
+		if ip == nil {
+			return res, err
+		}
+		c.startOnce.Do(func() {
+			c.bg.Add(1)
+			go func() {
+				defer c.bg.Done()
+				ctx, cancel := c.callContext(context.WithoutCancel(ctx))
+				defer cancel(nil)
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				if c.closed || c.broken != nil {
+					return
+				}
+				if err := c.ensure(ctx, ip.ClientInfo); err != nil {
+					c.cfg.Log.Warn("agentbox mcp: starting the sandbox", "err", err)
+				}
+			}()
+		})
+		return res, err
+	}
+}
+
+// callContext is ctx, also cancelled when the connection ends.
+func (c *conn) callContext(ctx context.Context) (context.Context, context.CancelCauseFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-c.done:
+			cancel(errConnClosed)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// shutdown ends the session: it waits for the running call (cancelled by
+// then), removes the sandbox and records session_end.
+func (c *conn) shutdown(ctx context.Context, interrupted bool) error {
+	c.stop()
+	c.bg.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if c.sess == nil {
+		return nil // no tool call, no sandbox, no session in the log
+	}
+	closeErr := c.sess.Close(ctx)
+	c.tools.Session = nil
+	status := agent.StatusOK
+	switch {
+	case interrupted || c.cut:
+		status = agent.StatusInterrupted
+	case c.broken != nil:
+		status = agent.StatusError
+	}
+	end := &audit.Record{Event: audit.EventSessionEnd, Session: c.id, Steps: c.calls, Status: status}
+	if c.broken != nil {
+		end.Error = c.cfg.Audit.Redact(c.broken.Error())
+	}
+	if c.snapshot {
+		if after, err := workspace.Snapshot(c.cfg.Sandbox.Workspace); err == nil {
+			end.Files = workspace.Diff(c.before, after)
+		}
+	}
+	endErr := c.cfg.Audit.Append(end)
+	if closeErr != nil {
+		return fmt.Errorf("removing the sandbox %s: %w (agentbox gc removes it)", c.id, closeErr)
+	}
+	if endErr != nil {
+		return fmt.Errorf("audit log: %w", endErr)
+	}
+	return nil
+}
+
+// call runs one tool call through the pipeline with appr answering the
+// policy's ask.
+func (c *conn) call(ctx context.Context, client *sdk.Implementation, name, args string, appr agent.Approver) *sdk.CallToolResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed || ctx.Err() != nil:
+		return errorResult("error: the agentbox MCP server is shutting down; nothing ran.")
+	case c.broken != nil:
+		return errorResult(fmt.Sprintf("error: the sandbox session failed earlier (%s); nothing more runs in it. Restart the agentbox MCP server.", c.cfg.Audit.Redact(c.broken.Error())))
+	}
+	if err := c.ensure(ctx, client); err != nil {
+		if c.broken != nil {
+			return errorResult("error: " + c.cfg.Audit.Redact(err.Error()) + "; nothing ran.")
+		}
+		return errorResult("error: the sandbox could not be started: " + c.cfg.Audit.Redact(err.Error()) + ". Nothing ran; the next call tries again.")
+	}
+	c.calls++
+	c.tools.Approver = appr
+	o := c.tools.Call(ctx, fmt.Sprintf("mcp_%d", c.calls), name, args)
+	c.tools.Approver = nil
+	if o.Err != nil {
+		if ctx.Err() != nil {
+			c.cut = true
+			return errorResult("error: the call was cancelled (the client went away or agentbox is stopping); its processes were killed.")
+		}
+		c.broken = o.Err
+		_ = c.sess.Close(context.WithoutCancel(ctx))
+		c.cfg.Log.Error("agentbox mcp: the session failed; later calls are refused", "err", o.Err)
+		return errorResult(o.Text + " " + c.cfg.Audit.Redact(o.Err.Error()))
+	}
+	return toResult(o)
+}
+
+// toResult is a tool result: denials, invalid calls, refused or missing
+// files, timeouts and OOM kills carry isError and the reason; a command
+// that exits non-zero is a result like any other (the text says the code).
+func toResult(o agent.Outcome) *sdk.CallToolResult {
+	r := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: o.Text}}}
+	r.IsError = o.Denied || o.Invalid || o.Failed || o.TimedOut || o.OOMKilled
+	return r
+}
+
+func errorResult(text string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: true}
+}
+
+// clientName is "name version" of an MCP client (untrusted: clipped).
+func clientName(impl *sdk.Implementation) string {
+	if impl == nil || impl.Name == "" {
+		return "an unnamed MCP client"
+	}
+	s := impl.Name
+	if impl.Version != "" {
+		s += " " + impl.Version
+	}
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}
+
+func currentUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
+}
