@@ -34,35 +34,8 @@ func auditCommand() *cli.Command {
 		Name:  "audit",
 		Usage: "verify and query audit logs",
 		Subcommands: []*cli.Command{
-			{
-				Name:      "verify",
-				Usage:     "check the hash chain (and the MAC, with a key); exit 1 on any damage",
-				ArgsUsage: "FILE",
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "key-file", Usage: "HMAC key file (else $AGENTBOX_AUDIT_KEY)"},
-					&cli.StringFlag{Name: "expect-head", Usage: "head hash recorded earlier; detects a cut-off tail"},
-				},
-				Action: func(c *cli.Context) error {
-					f, err := fileArg(c)
-					if err != nil {
-						return err
-					}
-					defer f.Close()
-					key, err := audit.KeyFromEnv(c.String("key-file"))
-					if err != nil {
-						return exitWith(exitUsage, err)
-					}
-					rep, err := audit.Verify(f, key, c.String("expect-head"))
-					if err != nil {
-						return exitWith(exitFailed, fmt.Errorf("reading %s: %w", f.Name(), err))
-					}
-					fmt.Fprint(c.App.Writer, rep.String())
-					if !rep.Intact {
-						return exitWith(exitFailed, nil)
-					}
-					return nil
-				},
-			},
+			auditVerifyCommand(fileArg),
+			auditCheckpointCommand(fileArg),
 			{
 				Name:      "show",
 				Usage:     "a readable timeline (or JSON Lines with --json)",
