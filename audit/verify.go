@@ -63,9 +63,9 @@ type VerifyReport struct {
 	Sessions    int      `json:"sessions"` // distinct session ids
 	Head        string   `json:"head"`     // sha256 hex of the last line ("" for an empty log)
 	Intact      bool     `json:"intact"`
-	First       *Damage  `json:"first,omitempty"`  // the earliest damage
-	Damage      []Damage `json:"damage,omitempty"` // every damaged line, in line order (at most maxDamage)
-	DamageCount int      `json:"damage_count"`     // entries found, also beyond the list's bound
+	First       *Damage  `json:"first,omitempty"`   // the earliest damage
+	Damage      []Damage `json:"damage,omitempty"`  // every damaged line, in line order (at most maxDamage)
+	DamageCount int      `json:"damage_count"`      // entries found, also beyond the list's bound
 	Unended     []string `json:"unended,omitempty"` // sessions with a session_start and no session_end
 	KeyUsed     bool     `json:"key_used"`          // MACs were checked
 	MACs        int      `json:"macs"`              // records that carry a mac
