@@ -32,13 +32,16 @@ const (
 
 // Redactor returns the function the writer applies to every string before it
 // is hashed and written: each literal secret of opts.Secrets (those of at
-// least MinSecretLen bytes) and then each match of opts.Redact is replaced by
-// "[REDACTED]". The CLI and the agent use it for terminal output too.
+// least MinSecretLen bytes), also in its hex and base64 forms, then each
+// match of opts.Redact, then every built-in secret format (detectors) is
+// replaced by "[REDACTED]". The CLI and the agent use it for terminal output
+// too.
 func Redactor(opts Options) func(string) string {
 	var secrets []string
 	for _, s := range opts.Secrets {
 		if len(s) >= MinSecretLen {
 			secrets = append(secrets, s)
+			secrets = append(secrets, encodedForms(s)...)
 		}
 	}
 	// Longest first, so a secret containing another one is replaced whole.
@@ -57,9 +60,6 @@ func Redactor(opts Options) func(string) string {
 			res = append(res, re)
 		}
 	}
-	if rep == nil && len(res) == 0 {
-		return func(s string) string { return s }
-	}
 	return func(s string) string {
 		if s == "" {
 			return s
@@ -70,7 +70,7 @@ func Redactor(opts Options) func(string) string {
 		for _, re := range res {
 			s = re.ReplaceAllLiteralString(s, Redacted)
 		}
-		return s
+		return applyDetectors(s)
 	}
 }
 
