@@ -28,6 +28,7 @@ const (
 	maxArgsBytes = 64 << 10 // encoded args beyond this are replaced by a summary
 	maxLineBytes = 16 << 20 // lines longer than this are malformed for readers
 	maxDepth     = 64       // nesting of args values kept
+	maxPlanSteps = 32       // plan steps kept in one record
 )
 
 // Redactor returns the function the writer applies to every string before it
@@ -103,6 +104,7 @@ func (z sanitizer) record(r *Record) (Record, error) {
 		&c.Version, &c.User, &c.Host, &c.CallID, &c.Tool, &c.Phase, &c.Decision,
 		&c.Rule, &c.DecidedBy, &c.Reason, &c.OutputSHA256, &c.OutputPreview,
 		&c.FinishReason, &c.Status, &c.Answer, &c.Error, &c.Approver,
+		&c.TaskID, &c.Text, &c.Prompt, &c.NetHost, &c.NetAddr,
 	} {
 		*p = z.text(*p)
 	}
@@ -112,6 +114,12 @@ func (z sanitizer) record(r *Record) (Record, error) {
 			return c, err
 		}
 		c.Args = args
+	}
+	if len(r.Plan) > 0 {
+		c.Plan = make([]string, 0, min(len(r.Plan), maxPlanSteps))
+		for _, p := range r.Plan[:min(len(r.Plan), maxPlanSteps)] {
+			c.Plan = append(c.Plan, z.text(p))
+		}
 	}
 	if len(r.Files) > 0 {
 		n := min(len(r.Files), maxFiles)
