@@ -44,7 +44,9 @@ func TestFollowPrintsAppendedRecords(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncBuf
 	done := make(chan error, 1)
-	go func() { done <- Follow(ctx, &out, path, Filter{Tool: "execute_bash"}, ShowOptions{}, 10*time.Millisecond) }()
+	go func() {
+		done <- Follow(ctx, &out, path, Filter{Tool: "execute_bash"}, ShowOptions{}, 10*time.Millisecond)
+	}()
 	waitFor(t, "the existing records", func() bool { return strings.Contains(out.String(), "sudo rm -rf /") })
 
 	w, err := Open(path, Options{})
