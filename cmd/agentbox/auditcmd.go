@@ -36,6 +36,7 @@ func auditCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			auditVerifyCommand(fileArg),
 			auditCheckpointCommand(fileArg),
+			auditExportCommand(fileArg),
 			{
 				Name:      "show",
 				Usage:     "a readable timeline (or JSON Lines with --json)",
