@@ -231,4 +231,3 @@ func ocsfMessage(rec *Record, args map[string]any) string {
 	}
 	return msg
 }
-
