@@ -37,6 +37,7 @@ func auditCommand() *cli.Command {
 			auditVerifyCommand(fileArg),
 			auditCheckpointCommand(fileArg),
 			auditExportCommand(fileArg),
+			auditServeCommand(),
 			{
 				Name:      "show",
 				Usage:     "a readable timeline (or JSON Lines with --json)",
