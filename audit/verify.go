@@ -52,7 +52,7 @@ type Damage struct {
 func (d Damage) String() string {
 	lines := fmt.Sprintf("line %d", d.Line)
 	if d.Through > d.Line {
-		lines = fmt.Sprintf("lines %d-%d", d.Line, d.Through)
+		lines = fmt.Sprintf("line %d to line %d", d.Line, d.Through)
 	}
 	return fmt.Sprintf("%s: %s (%s)", lines, damageText[d.Kind], d.Detail)
 }

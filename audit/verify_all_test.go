@@ -122,7 +122,7 @@ func TestVerifyResyncAfterForgedBlock(t *testing.T) {
 // A wrong key fails every line: one entry for the run.
 func TestVerifyMACRunsMerge(t *testing.T) {
 	rep := verifyFile(t, sampleLog(t, Options{Key: testKey}), []byte("wrong"), "")
-	if len(rep.Damage) != 1 || rep.Damage[0].Line != 1 || rep.Damage[0].Through != 17 || !strings.Contains(rep.String(), "lines 1-17: MAC mismatch") {
+	if len(rep.Damage) != 1 || rep.Damage[0].Line != 1 || rep.Damage[0].Through != 17 || !strings.Contains(rep.String(), "line 1 to line 17: MAC mismatch") {
 		t.Fatalf("%s", rep)
 	}
 }

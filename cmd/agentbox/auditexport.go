@@ -16,14 +16,14 @@ func auditExportCommand(fileArg func(*cli.Context) (*os.File, error)) *cli.Comma
 		ArgsUsage: "FILE --format ocsf",
 		Flags:     []cli.Flag{&cli.StringFlag{Name: "format", Value: "ocsf", Usage: "ocsf (the only format)"}},
 		Action: func(c *cli.Context) error {
-			if f := c.String("format"); f != "ocsf" {
-				return usageError{fmt.Errorf("--format %q: the only format is ocsf", f)}
-			}
 			f, err := fileArg(c)
 			if err != nil {
 				return err
 			}
 			defer f.Close()
+			if format := c.String("format"); format != "ocsf" {
+				return usageError{fmt.Errorf("--format %q: the only format is ocsf", format)}
+			}
 			st, err := audit.ExportOCSF(c.App.Writer, f)
 			if err != nil {
 				return err
