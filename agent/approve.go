@@ -28,6 +28,7 @@ type Approval struct {
 	DecidedBy string
 	Approver  string // which approver answered, for the audit log
 	Note      string // shown to the model when denied
+	Prompt    string // the question as shown to the user, for the audit log
 }
 
 // Approver answers the calls the policy says to ask about.
@@ -125,7 +126,9 @@ func rememberable(rule string) bool {
 }
 
 // Approve asks the user; it returns ctx's error when ctx ends first.
-func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (Approval, error) {
+func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (ap Approval, err error) {
+	var shown string
+	defer func() { ap.Prompt = shown }()
 	rule := req.Decision.Rule
 	// "always" covers a call only when every part that asks was allowed
 	// for the session: one remembered rule must not carry other commands
@@ -163,6 +166,7 @@ func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (Approval, er
 	if canRemember {
 		question = fmt.Sprintf("Allow? [y]es / [n]o / [a]lways for %s in this session: ", strings.Join(asking, ", "))
 	}
+	shown = b.String() + question
 	if _, err := io.WriteString(p.out, b.String()); err != nil {
 		return Approval{}, fmt.Errorf("writing the approval prompt: %w", err)
 	}

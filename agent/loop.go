@@ -51,6 +51,7 @@ type RunConfig struct {
 	// Recorded in session_start.
 	PolicyPath, PolicySHA256 string
 	Version, User, Host      string
+	TaskID                   string // the batch task, recorded in session_start
 
 	MaxSteps       int           // default DefaultMaxSteps
 	SessionTimeout time.Duration // 0 = none
@@ -137,6 +138,9 @@ func Run(ctx context.Context, cfg RunConfig) (Result, error) {
 
 func (r *runner) record(rec *audit.Record) error {
 	rec.Session = r.sid
+	if rec.Event == audit.EventSessionStart {
+		rec.TaskID = r.cfg.TaskID
+	}
 	if err := r.log.Append(rec); err != nil {
 		return fmt.Errorf("audit log: %w; the run stops because it cannot be recorded", err)
 	}
@@ -351,7 +355,17 @@ func (r *runner) modelCall(step int, resp Response, d time.Duration) error {
 	r.res.CompletionTokens += resp.Usage.CompletionTokens
 	return r.record(&audit.Record{Event: audit.EventModelCall, Step: step, Model: r.cfg.ModelName,
 		PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
-		TotalTokens: resp.Usage.TotalTokens, DurationMS: audit.Ptr(d.Milliseconds()), FinishReason: resp.FinishReason})
+		TotalTokens: resp.Usage.TotalTokens, DurationMS: audit.Ptr(d.Milliseconds()), FinishReason: resp.FinishReason,
+		Text: resp.Message.Content, Plan: planOf(step, resp)})
+}
+
+// planOf is the plan a planning call (step 0) proposed, for the audit log.
+func planOf(step int, resp Response) []string {
+	if step != 0 {
+		return nil
+	}
+	steps, _ := parsePlan(resp.Message.Content)
+	return steps
 }
 
 // IsSandboxFailure reports whether err means the sandbox could not go on

@@ -189,7 +189,8 @@ func (t *Tools) Call(ctx context.Context, callID, name, argsJSON string) Outcome
 		}
 		denyNote = ap.Note
 		if err := t.record(&audit.Record{Event: audit.EventApproval, CallID: callID, Tool: name,
-			Decision: verdict.String(), Rule: dec.Rule, DecidedBy: ap.DecidedBy, Approver: ap.Approver, Reason: ap.Note}); err != nil {
+			Decision: verdict.String(), Rule: dec.Rule, DecidedBy: ap.DecidedBy, Approver: ap.Approver, Reason: ap.Note,
+			Prompt: ap.Prompt}); err != nil {
 			o.Err = err
 			return t.finish(o)
 		}

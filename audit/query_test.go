@@ -139,6 +139,15 @@ top denied:
 failures: 2
   line 8   sess-aaa  execute_bash  exit 2  make test
   line 17  sess-bbb  execute_bash  exit 2  make test
+
+by day (UTC):
+  day         records  sessions  calls  denied  asked  failures  net  alarms
+  2026-11-29  17       2         6      2       2      2         0    0
+
+by rule:
+  commands.allow[0]  2  allow 2
+  commands.default   2  allow 2
+  commands.deny[0]   2  deny 2
 `
 	if b.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)

@@ -16,6 +16,8 @@ const (
 	EventApproval     = "approval"
 	EventSessionEnd   = "session_end"
 	EventError        = "error"
+	EventNet          = "net"   // one egress attempt (NetHost, NetPort, Decision, Rule, bytes)
+	EventAlarm        = "alarm" // an effect the layers below the parser caught and undid
 )
 
 // Tool-call phases (Record.Phase). A tool call is recorded twice: the
@@ -106,6 +108,19 @@ type Record struct {
 	// error / approval
 	Error    string `json:"error,omitempty"`
 	Approver string `json:"approver,omitempty"`
+
+	// What reviewers need besides: the batch task (session_start), the
+	// plan of --plan and the model's text reply (model_call), the prompt
+	// as shown (approval); and one egress attempt (net).
+	TaskID    string   `json:"task_id,omitempty"`
+	Plan      []string `json:"plan,omitempty"`
+	Text      string   `json:"text,omitempty"`
+	Prompt    string   `json:"prompt,omitempty"`
+	NetHost   string   `json:"net_host,omitempty"`
+	NetPort   int      `json:"net_port,omitempty"`
+	NetAddr   string   `json:"net_addr,omitempty"`
+	BytesUp   *int64   `json:"bytes_up,omitempty"`
+	BytesDown *int64   `json:"bytes_down,omitempty"`
 
 	Prev string `json:"prev"`
 	MAC  string `json:"mac,omitempty"`
@@ -215,6 +230,26 @@ func appendRecord(b []byte, r *Record, withMAC bool) ([]byte, error) {
 
 	b = optString(b, "error", r.Error)
 	b = optString(b, "approver", r.Approver)
+
+	b = optString(b, "task_id", r.TaskID)
+	if len(r.Plan) > 0 {
+		b = appendKey(b, "plan")
+		b = append(b, '[')
+		for i, p := range r.Plan {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, p)
+		}
+		b = append(b, ']')
+	}
+	b = optString(b, "text", r.Text)
+	b = optString(b, "prompt", r.Prompt)
+	b = optString(b, "net_host", r.NetHost)
+	b = optInt(b, "net_port", r.NetPort)
+	b = optString(b, "net_addr", r.NetAddr)
+	b = optInt64(b, "bytes_up", r.BytesUp)
+	b = optInt64(b, "bytes_down", r.BytesDown)
 
 	b = appendKey(b, "prev")
 	b = appendString(b, r.Prev)

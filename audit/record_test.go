@@ -19,7 +19,10 @@ func fullRecord() Record {
 		OutputSHA256: "os", OutputPreview: "op", Truncated: Ptr(true),
 		Step: 2, PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7, FinishReason: "stop",
 		Status: "done", Steps: 5, Answer: "a", Files: []FileChange{{Path: "x", SHA256: "s", Bytes: 1, Change: ChangeAdded}},
-		Error: "e", Approver: "ap", Prev: GenesisPrev, MAC: "mac",
+		Error: "e", Approver: "ap",
+		TaskID: "t1", Plan: []string{"a", "b"}, Text: "hello", Prompt: "Allow?", NetHost: "example.com", NetPort: 443,
+		NetAddr: "93.184.216.34:443", BytesUp: Ptr[int64](10), BytesDown: Ptr[int64](20),
+		Prev: GenesisPrev, MAC: "mac",
 	}
 }
 

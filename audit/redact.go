@@ -28,17 +28,21 @@ const (
 	maxArgsBytes = 64 << 10 // encoded args beyond this are replaced by a summary
 	maxLineBytes = 16 << 20 // lines longer than this are malformed for readers
 	maxDepth     = 64       // nesting of args values kept
+	maxPlanSteps = 32       // plan steps kept in one record
 )
 
 // Redactor returns the function the writer applies to every string before it
 // is hashed and written: each literal secret of opts.Secrets (those of at
-// least MinSecretLen bytes) and then each match of opts.Redact is replaced by
-// "[REDACTED]". The CLI and the agent use it for terminal output too.
+// least MinSecretLen bytes), also in its hex and base64 forms, then each
+// match of opts.Redact, then every built-in secret format (detectors) is
+// replaced by "[REDACTED]". The CLI and the agent use it for terminal output
+// too.
 func Redactor(opts Options) func(string) string {
 	var secrets []string
 	for _, s := range opts.Secrets {
 		if len(s) >= MinSecretLen {
 			secrets = append(secrets, s)
+			secrets = append(secrets, encodedForms(s)...)
 		}
 	}
 	// Longest first, so a secret containing another one is replaced whole.
@@ -57,9 +61,6 @@ func Redactor(opts Options) func(string) string {
 			res = append(res, re)
 		}
 	}
-	if rep == nil && len(res) == 0 {
-		return func(s string) string { return s }
-	}
 	return func(s string) string {
 		if s == "" {
 			return s
@@ -70,7 +71,7 @@ func Redactor(opts Options) func(string) string {
 		for _, re := range res {
 			s = re.ReplaceAllLiteralString(s, Redacted)
 		}
-		return s
+		return applyDetectors(s)
 	}
 }
 
@@ -103,6 +104,7 @@ func (z sanitizer) record(r *Record) (Record, error) {
 		&c.Version, &c.User, &c.Host, &c.CallID, &c.Tool, &c.Phase, &c.Decision,
 		&c.Rule, &c.DecidedBy, &c.Reason, &c.OutputSHA256, &c.OutputPreview,
 		&c.FinishReason, &c.Status, &c.Answer, &c.Error, &c.Approver,
+		&c.TaskID, &c.Text, &c.Prompt, &c.NetHost, &c.NetAddr,
 	} {
 		*p = z.text(*p)
 	}
@@ -112,6 +114,12 @@ func (z sanitizer) record(r *Record) (Record, error) {
 			return c, err
 		}
 		c.Args = args
+	}
+	if len(r.Plan) > 0 {
+		c.Plan = make([]string, 0, min(len(r.Plan), maxPlanSteps))
+		for _, p := range r.Plan[:min(len(r.Plan), maxPlanSteps)] {
+			c.Plan = append(c.Plan, z.text(p))
+		}
 	}
 	if len(r.Files) > 0 {
 		n := min(len(r.Files), maxFiles)

@@ -72,13 +72,13 @@ func FormatRecord(rec *Record, color bool) string {
 			kv("task", quoteClean(rec.Task, 80)), kv("image", clean(rec.Image, 60)),
 			kv("model", clean(rec.Model, 40)), kv("workspace", clean(rec.Workspace, 80)),
 			kv("mode", clean(rec.WorkspaceMode, 10)), kv("policy", clean(rec.PolicyPath, 80)),
-			kv("user", clean(rec.User, 30)), kv("host", clean(rec.Host, 30)))
+			kv("user", clean(rec.User, 30)), kv("host", clean(rec.Host, 30)), kv("batch-task", clean(rec.TaskID, 40)))
 	case EventModelCall:
 		d = joinNonEmpty(
 			kv("step", itoa(rec.Step)),
 			kv("tokens", tokens(rec)),
 			kv("finish", clean(rec.FinishReason, 30)),
-			durationText(rec.DurationMS))
+			durationText(rec.DurationMS), planText(rec.Plan), kv("text", quoteClean(rec.Text, 100)))
 	case EventToolCall:
 		if rec.Phase == PhaseResult {
 			d = fmt.Sprintf("%-13s %s", clean(rec.Tool, 30), resultText(rec, paint))
@@ -98,6 +98,11 @@ func FormatRecord(rec *Record, color bool) string {
 			status = paint(ansiRed, status)
 		}
 		d = joinNonEmpty(kv("status", status), kv("steps", itoa(rec.Steps)), files, kv("answer", quoteClean(rec.Answer, 80)))
+	case EventNet:
+		d = joinNonEmpty(clean(rec.NetHost, 80)+portText(rec.NetPort), kv("addr", clean(rec.NetAddr, 60)),
+			"→ "+decisionWord(rec.Decision, paint), clean(rec.Rule, 60), bytesText(rec.BytesUp, rec.BytesDown), durationText(rec.DurationMS))
+	case EventAlarm:
+		d = paint(ansiRed, "ALARM: "+joinNonEmpty(clean(rec.Reason, 200), clean(rec.Rule, 60)))
 	case EventError:
 		d = paint(ansiRed, "error: "+clean(rec.Error, 200))
 	default:
@@ -157,6 +162,38 @@ func resultText(rec *Record, paint func(string, string) string) string {
 		parts = append(parts, "(output truncated)")
 	}
 	return joinNonEmpty(parts...)
+}
+
+func planText(plan []string) string {
+	if len(plan) == 0 {
+		return ""
+	}
+	parts := make([]string, len(plan))
+	for i, p := range plan {
+		parts[i] = fmt.Sprintf("%d. %s", i+1, clean(p, 60))
+	}
+	return "plan: " + strings.Join(parts, " ")
+}
+
+func portText(p int) string {
+	if p == 0 {
+		return ""
+	}
+	return fmt.Sprintf(":%d", p)
+}
+
+func bytesText(up, down *int64) string {
+	if up == nil && down == nil {
+		return ""
+	}
+	var u, d int64
+	if up != nil {
+		u = *up
+	}
+	if down != nil {
+		d = *down
+	}
+	return fmt.Sprintf("%d B up, %d B down", u, d)
 }
 
 func durationText(ms *int64) string {

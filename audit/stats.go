@@ -30,6 +30,8 @@ type Stats struct {
 	TopDenied  []Count        `json:"top_denied"` // most frequent denied calls
 	Failures   []Failure      `json:"failures"`   // the first statsMaxFailures
 	FailureN   int            `json:"failure_count"`
+	Days       []DayStats     `json:"days"`  // by UTC day, in order
+	Rules      []RuleStats    `json:"rules"` // by policy rule, most used first
 }
 
 // ToolStats counts the calls of one tool.
@@ -81,7 +83,10 @@ func ComputeStats(r io.Reader) (Stats, error) {
 	var order []string
 	denied := map[string]int{}
 	calls := map[string]string{} // session+call_id -> args summary
+	bd := newBreakdown()
 	err := scanRaw(r, func(l rawLine, rec *Record) error {
+		before := s.FailureN
+		defer func() { bd.add(rec, s.FailureN > before) }()
 		s.Records++
 		if s.First.IsZero() || rec.Time.Before(s.First) {
 			s.First = rec.Time
@@ -173,6 +178,7 @@ func ComputeStats(r io.Reader) (Stats, error) {
 		return s.Tools[i].Tool < s.Tools[j].Tool
 	})
 	s.TopDenied = topCounts(denied, statsTopDenied)
+	bd.fill(&s)
 	return s, err
 }
 
@@ -255,6 +261,7 @@ func (s Stats) WriteText(w io.Writer) error {
 			p("  line %d\t%s\t%s\t%s\t%s\n", f.Line, clean(shortID(f.Session), 8), clean(f.Tool, 30), clean(f.Detail, 80), clean(f.Summary, 80))
 		}
 	}
+	writeBreakdown(tw, s)
 	return tw.Flush()
 }
 

@@ -149,7 +149,12 @@ func TestTamperCorpus(t *testing.T) {
 				if !strings.Contains(rep.String(), "line ") {
 					t.Errorf("report does not name the line: %s", rep)
 				}
-				t.Logf("%s", rep.First)
+				for _, d := range rep.Damage {
+					if d.Line != line && d.Line != c.line {
+						t.Errorf("spurious damage %s (want only line %d)", d, line)
+					}
+				}
+				t.Logf("%s", rep.Damage)
 			})
 		}
 	}

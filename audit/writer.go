@@ -22,6 +22,16 @@ const GenesisPrev = "00000000000000000000000000000000000000000000000000000000000
 // ErrClosed is returned by Append after Close.
 var ErrClosed = errors.New("audit: log is closed")
 
+// Key mix-ups between a log and a writer. A keyed log never receives
+// unkeyed records (they would fail verification for good), and an unkeyed
+// log does not silently become keyed (its earlier records would still
+// prove nothing about a rewrite).
+var (
+	ErrKeyRequired = errors.New("the log is keyed (its records carry a MAC) and no key was given: set " + KeyEnv + " (or --audit-key-file) to the log's key")
+	ErrKeyMismatch = errors.New("the log's last record does not verify with the given key: set " + KeyEnv + " to the key this log was written with")
+	ErrUnkeyedLog  = errors.New("the log is not keyed and a key was given: an unkeyed log does not become keyed; start a new log for keyed records (--audit NEW_FILE) or unset " + KeyEnv)
+)
+
 // Log is what the agent needs from an audit log. *Writer implements it.
 type Log interface {
 	Append(rec *Record) error
@@ -109,6 +119,10 @@ func Open(path string, opts Options) (*Writer, error) {
 	if len(opts.Key) > 0 {
 		key = bytes.Clone(opts.Key)
 	}
+	if err := checkKeyState(f, fi.Size(), key, true); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("audit: log %s: %w", abs, err)
+	}
 	return &Writer{
 		path: abs,
 		key:  key,
@@ -125,6 +139,8 @@ func checkMode(path string, fi fs.FileInfo) error {
 		return fmt.Errorf("audit: log %s is not a regular file (%s)", path, fi.Mode().Type())
 	case fi.Mode().Perm()&0o022 != 0:
 		return fmt.Errorf("audit: log %s is writable by group or others (mode %04o); run: chmod 600 %s", path, fi.Mode().Perm(), path)
+	case linkCount(fi) > 1:
+		return fmt.Errorf("audit: log %s has %d hard links; another name could rewrite or remove it: remove the other links or pass a new log path", path, linkCount(fi))
 	}
 	return nil
 }
@@ -184,10 +200,17 @@ func (w *Writer) Append(rec *Record) error {
 	if li, err := os.Lstat(w.path); err != nil || !os.SameFile(fi, li) {
 		return fmt.Errorf("audit: log %s was replaced or moved while open; reopen it", w.path)
 	}
-	prev, seq, needNL, err := lastRecord(w.f, fi.Size())
+	if err := checkMode(w.path, fi); err != nil {
+		return err
+	}
+	last, err := lastRecord(w.f, fi.Size())
 	if err != nil {
 		return fmt.Errorf("audit: read last record of %s: %w", w.path, err)
 	}
+	if err := last.keyState(w.key); err != nil {
+		return fmt.Errorf("audit: log %s: %w", w.path, err)
+	}
+	prev, seq, needNL := last.sum, last.seq, last.needNL
 
 	clean.V = FormatVersion
 	clean.Seq = seq
@@ -242,42 +265,97 @@ func encodeLine(r *Record, key []byte) ([]byte, error) {
 // macSuffixLen is len(`,"mac":"`) + 64 + len(`"}`).
 const macSuffixLen = 8 + 64 + 2
 
+// tail is what the writer needs from the end of a log.
+type tail struct {
+	sum    [32]byte // sha256 of the last line
+	seq    int64    // the seq the next record gets
+	needNL bool     // the file lacks a final newline
+	found  bool     // a record was found (the last parseable line)
+	keyed  bool     // that record carries a mac
+	line   []byte   // that record's bytes
+}
+
+// keyState refuses to append with key to a log whose last record says
+// otherwise (see ErrKeyRequired, ErrUnkeyedLog).
+func (t tail) keyState(key []byte) error {
+	switch {
+	case !t.found:
+		return nil
+	case t.keyed && len(key) == 0:
+		return ErrKeyRequired
+	case !t.keyed && len(key) > 0:
+		return ErrUnkeyedLog
+	}
+	return nil
+}
+
+// checkKeyState reads the end of f under its lock and checks the key
+// against the last record; with checkMAC, that record's MAC too (a wrong
+// key).
+func checkKeyState(f *os.File, size int64, key []byte, checkMAC bool) error {
+	if size == 0 {
+		return nil
+	}
+	if err := lockFile(f); err != nil {
+		return err
+	}
+	defer unlockFile(f)
+	t, err := lastRecord(f, size)
+	if err != nil {
+		return err
+	}
+	if err := t.keyState(key); err != nil {
+		return err
+	}
+	if checkMAC && t.found && t.keyed {
+		var h head
+		parseHead(t.line, &h)
+		v := verifier{mac: hmac.New(sha256.New, key)}
+		if !v.macOK(t.line, h.mac) {
+			return ErrKeyMismatch
+		}
+	}
+	return nil
+}
+
 // lastRecord returns the sha256 of the last line of f (the bytes after the
 // last newline, or before the final newline), the seq the next record gets,
-// and whether the file lacks a final newline. Lines that are not records
-// count as one seq each, as Verify counts them.
-func lastRecord(f *os.File, size int64) (sum [32]byte, seq int64, needNL bool, err error) {
+// whether the file lacks a final newline, and the last parseable record.
+// Lines that are not records count as one seq each, as Verify counts them.
+func lastRecord(f *os.File, size int64) (t tail, err error) {
+	t.seq = 1
 	if size == 0 {
-		return sum, 1, false, nil
+		return t, nil
 	}
 	var last [1]byte
 	if _, err = f.ReadAt(last[:], size-1); err != nil {
-		return sum, 0, false, err
+		return t, err
 	}
-	needNL = last[0] != '\n'
+	t.needNL = last[0] != '\n'
 	end := size
-	if !needNL {
+	if !t.needNL {
 		end--
 	}
 	start, err := lineStart(f, end)
 	if err != nil {
-		return sum, 0, false, err
+		return t, err
 	}
 	h := sha256.New()
 	if _, err = io.Copy(h, io.NewSectionReader(f, start, end-start)); err != nil {
-		return sum, 0, false, err
+		return t, err
 	}
-	h.Sum(sum[:0])
+	h.Sum(t.sum[:0])
 	var unparsed int64
 	for lines := 0; lines < 10000; lines++ {
 		if end-start <= maxLineBytes {
 			b := make([]byte, end-start)
 			if _, err = f.ReadAt(b, start); err != nil {
-				return sum, 0, false, err
+				return t, err
 			}
 			var hd head
 			if parseHead(b, &hd) && hd.hasSeq {
-				return sum, hd.seq + unparsed + 1, needNL, nil
+				t.seq, t.found, t.keyed, t.line = hd.seq+unparsed+1, true, hd.hasMAC, b
+				return t, nil
 			}
 		}
 		unparsed++
@@ -286,10 +364,11 @@ func lastRecord(f *os.File, size int64) (sum [32]byte, seq int64, needNL bool, e
 		}
 		end = start - 1
 		if start, err = lineStart(f, end); err != nil {
-			return sum, 0, false, err
+			return t, err
 		}
 	}
-	return sum, unparsed + 1, needNL, nil
+	t.seq = unparsed + 1
+	return t, nil
 }
 
 // lineStart returns the offset just after the last newline before end, or 0.

@@ -124,6 +124,7 @@ func (b *batcher) agentRun(ctx context.Context, p *prepared) (agent.Result, stri
 		Workspace: p.dir, WorkspaceMode: sandbox.WorkspaceCopy,
 		PolicyPath: pol.Source(), PolicySHA256: pol.SHA256, Version: b.cfg.Version,
 		MaxSteps: maxSteps, SessionTimeout: timeout, Events: ev,
+		TaskID: t.ID,
 	})
 	return res, log.String(), ev.denied(), err
 }

@@ -32,35 +32,10 @@ func auditCommand() *cli.Command {
 		Name:  "audit",
 		Usage: "verify and query audit logs",
 		Subcommands: []*cli.Command{
-			{
-				Name:      "verify",
-				Usage:     "check the hash chain (and the MAC, with a key); exit 1 on any damage",
-				ArgsUsage: "FILE",
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "key-file", Usage: "HMAC key file (else $AGENTBOX_AUDIT_KEY)"},
-					&cli.StringFlag{Name: "expect-head", Usage: "head hash recorded earlier; detects a cut-off tail"},
-				},
-				Action: func(c *cli.Context) error {
-					f, err := fileArg(c)
-					if err != nil {
-						return err
-					}
-					defer f.Close()
-					key, err := audit.KeyFromEnv(c.String("key-file"))
-					if err != nil {
-						return exitWith(exitUsage, err)
-					}
-					rep, err := audit.Verify(f, key, c.String("expect-head"))
-					if err != nil {
-						return exitWith(exitFailed, fmt.Errorf("reading %s: %w", f.Name(), err))
-					}
-					fmt.Fprint(c.App.Writer, rep.String())
-					if !rep.Intact {
-						return exitWith(exitFailed, nil)
-					}
-					return nil
-				},
-			},
+			auditVerifyCommand(fileArg),
+			auditCheckpointCommand(fileArg),
+			auditExportCommand(fileArg),
+			auditServeCommand(),
 			{
 				Name:      "show",
 				Usage:     "a readable timeline (or JSON Lines with --json)",
@@ -73,6 +48,7 @@ func auditCommand() *cli.Command {
 					&cli.StringFlag{Name: "until", Usage: "records before: a duration ago or an RFC 3339 time"},
 					&cli.StringFlag{Name: "grep", Usage: "substring of the record"},
 					&cli.BoolFlag{Name: "json", Usage: "JSON Lines, exactly as stored"},
+					&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing records as they are appended (Ctrl-C stops)"},
 				},
 				Action: func(c *cli.Context) error {
 					f, err := fileArg(c)
@@ -89,12 +65,15 @@ func auditCommand() *cli.Command {
 						return usageError{fmt.Errorf("--until: %w", err)}
 					}
 					filter := audit.Filter{Session: c.String("session"), Tool: c.String("tool"), Decision: c.String("decision"), Grep: c.String("grep"), Since: since, Until: until}
+					if c.Bool("follow") {
+						return audit.Follow(c.Context, c.App.Writer, f.Name(), filter, audit.ShowOptions{JSON: c.Bool("json"), Color: colorOn(c.App.Writer)}, 0)
+					}
 					return audit.Show(c.App.Writer, f, filter, audit.ShowOptions{JSON: c.Bool("json"), Color: colorOn(c.App.Writer)})
 				},
 			},
 			{
 				Name:      "stats",
-				Usage:     "counts per session, tool and decision; top denials; failures; time span",
+				Usage:     "counts per session, tool, decision, day and rule; top denials; failures; time span",
 				ArgsUsage: "FILE",
 				Flags:     []cli.Flag{&cli.BoolFlag{Name: "json"}},
 				Action: func(c *cli.Context) error {

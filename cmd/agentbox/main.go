@@ -129,6 +129,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			execCommand(),
 			policyCommand(),
 			auditCommand(),
+			memoryCommand(),
 			doctorCommand(),
 			gcCommand(),
 			imageCommand(),

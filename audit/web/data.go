@@ -1,0 +1,147 @@
+package web
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/agentbox/agentbox/audit"
+)
+
+// FileVerdict is the verification verdict of one log.
+type FileVerdict struct {
+	Index    int            `json:"index"`
+	Path     string         `json:"path"`
+	Error    string         `json:"error,omitempty"` // the log could not be read
+	Intact   bool           `json:"intact"`
+	Records  int            `json:"records"`
+	Sessions int            `json:"sessions"`
+	Head     string         `json:"head"`
+	Keyed    bool           `json:"keyed"`    // records carry MACs
+	KeyUsed  bool           `json:"key_used"` // and they were checked
+	Damage   []audit.Damage `json:"damage"`
+	Count    int            `json:"damage_count"`
+	Unended  []string       `json:"unended"`
+	Unproven string         `json:"unproven,omitempty"`
+}
+
+func verifyFile(path string, key []byte) FileVerdict {
+	v := FileVerdict{Path: path}
+	f, err := os.Open(path)
+	if err != nil {
+		v.Error = err.Error()
+		return v
+	}
+	defer f.Close()
+	rep, err := audit.Verify(f, key, "")
+	if err != nil {
+		v.Error = err.Error()
+		return v
+	}
+	v.Intact, v.Records, v.Sessions, v.Head = rep.Intact, rep.Records, rep.Sessions, rep.Head
+	v.Keyed, v.KeyUsed, v.Damage, v.Count = rep.MACs > 0, rep.KeyUsed, rep.Damage, rep.DamageCount
+	v.Unended, v.Unproven = rep.Unended, rep.Unproven
+	if v.Damage == nil {
+		v.Damage = []audit.Damage{}
+	}
+	return v
+}
+
+// Session is one row of the sessions list.
+type Session struct {
+	ID           string    `json:"id"`
+	Status       string    `json:"status"` // "" while running or never ended
+	Ended        bool      `json:"ended"`
+	User         string    `json:"user"`
+	Host         string    `json:"host"`
+	Task         string    `json:"task"`
+	TaskID       string    `json:"task_id,omitempty"`
+	PolicyPath   string    `json:"policy_path"`
+	PolicySHA256 string    `json:"policy_sha256"`
+	Model        string    `json:"model"`
+	Start        time.Time `json:"start"`
+	Last         time.Time `json:"last"`
+	ModelCalls   int       `json:"model_calls"`
+	Calls        int       `json:"calls"`
+	Denials      int       `json:"denials"`
+	Alarms       int       `json:"alarms"`
+	Net          int       `json:"net"`
+	Files        int       `json:"files"`
+}
+
+func summarize(path string) ([]*Session, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	defer f.Close()
+	by := map[string]*Session{}
+	var order []*Session
+	err = audit.Scan(f, func(_ int, rec audit.Record) error {
+		s := by[rec.Session]
+		if s == nil {
+			s = &Session{ID: rec.Session, Start: rec.Time}
+			by[rec.Session] = s
+			order = append(order, s)
+		}
+		s.Last = rec.Time
+		switch rec.Event {
+		case audit.EventSessionStart:
+			s.User, s.Host, s.Task, s.TaskID, s.Model = rec.User, rec.Host, rec.Task, rec.TaskID, rec.Model
+			s.PolicyPath, s.PolicySHA256, s.Start = rec.PolicyPath, rec.PolicySHA256, rec.Time
+		case audit.EventSessionEnd:
+			s.Ended, s.Status, s.Files = true, rec.Status, len(rec.Files)
+		case audit.EventModelCall:
+			s.ModelCalls++
+			if s.Model == "" {
+				s.Model = rec.Model
+			}
+		case audit.EventToolCall:
+			if rec.Phase != audit.PhaseResult {
+				s.Calls++
+			}
+			if rec.Decision == "deny" {
+				s.Denials++
+			}
+		case audit.EventNet:
+			s.Net++
+			if rec.Decision == "deny" {
+				s.Denials++
+			}
+		case audit.EventAlarm:
+			s.Alarms++
+		}
+		return nil
+	})
+	// Newest first.
+	for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
+		order[i], order[j] = order[j], order[i]
+	}
+	return order, err
+}
+
+// Line is a record with its line number, for the timeline.
+type Line struct {
+	Line int           `json:"line"`
+	Rec  *audit.Record `json:"rec"`
+}
+
+func lineOf(n int, rec *audit.Record) Line { return Line{Line: n, Rec: rec} }
+
+// records returns the records of one session ("" = all), in log order.
+func records(path, session string) ([]Line, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	defer f.Close()
+	out := []Line{}
+	err = audit.Scan(f, func(n int, rec audit.Record) error {
+		if session == "" || rec.Session == session {
+			r := rec
+			out = append(out, lineOf(n, &r))
+		}
+		return nil
+	})
+	return out, err
+}

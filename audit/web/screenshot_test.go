@@ -1,0 +1,45 @@
+package web
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestScreenshots writes the README's screenshots of the main views when
+// AGENTBOX_SCREENSHOTS names a directory:
+//
+//	AGENTBOX_SCREENSHOTS=$PWD/docs go test ./audit/web -run Screenshots
+func TestScreenshots(t *testing.T) {
+	dir := os.Getenv("AGENTBOX_SCREENSHOTS")
+	if dir == "" {
+		t.Skip("set AGENTBOX_SCREENSHOTS=DIR to write the screenshots")
+	}
+	v := startViewer(t)
+	ctx := browser(t)
+	shot := func(name, hash, ready string, n int, scroll ...string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.Navigate(v.url+hash), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`))); err != nil {
+			t.Fatal(err)
+		}
+		count(t, ctx, ready, n)
+		for _, js := range scroll {
+			if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](js)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shot("audit-sessions.png", "#/f0/", "#sessions tbody tr.row", 2)
+	shot("audit-timeline.png", "#/f0/s/"+v.aliceSession, "#timeline .ev", 13,
+		`window.scrollTo(0, document.querySelector(".filters").offsetTop - 60)`)
+	shot("audit-verify.png", "#/f1/verify", ".verdict-card", 2)
+}
