@@ -95,7 +95,8 @@ func LoadTasks(path string, opts LoadOptions) ([]Task, error) {
 		return nil, fmt.Errorf("task file %s: %w", path, err)
 	}
 	v := &validator{file: path, dir: filepath.Dir(abs), opts: opts, policies: map[string]*policy.Policy{},
-		ids: map[string]int{}, folded: map[string]string{}}
+		ids: map[string]int{}, folded: map[string]string{}, sources: map[string]error{},
+		scripts: map[string]scriptResult{}}
 	if strings.HasSuffix(strings.ToLower(path), ".jsonl") {
 		v.parseJSONL(data)
 	} else {
@@ -116,8 +117,10 @@ type validator struct {
 	problems  []string
 	tasks     []Task
 	policies  map[string]*policy.Policy
-	ids       map[string]int    // id -> line
-	folded    map[string]string // lower-case id -> id
+	sources   map[string]error        // workspace -> its check, done once
+	scripts   map[string]scriptResult // script path -> loaded once
+	ids       map[string]int          // id -> line
+	folded    map[string]string       // lower-case id -> id
 }
 
 func (v *validator) addf(line int, field, format string, args ...any) {
@@ -248,7 +251,7 @@ func (v *validator) check(line int, field string, rt rawTask, before int) {
 		v.addf(line, field+".workspace", "missing; name the directory the task works on (it is copied, never modified)")
 	} else {
 		ws := v.abs(rt.Workspace)
-		if err := checkSource(ws, v.maxBytes()); err != nil {
+		if err := v.source(ws); err != nil {
 			v.addf(line, field+".workspace", "%v", err)
 		}
 		t.Workspace = ws
@@ -280,7 +283,7 @@ func (v *validator) check(line int, field string, rt rawTask, before int) {
 			v.addf(line, field+".script", "a task has a script or a model, not both; remove one")
 		}
 		t.ScriptPath = v.abs(rt.Script)
-		s, err := agent.LoadScript(t.ScriptPath)
+		s, err := v.script(t.ScriptPath)
 		if err != nil {
 			v.addf(line, field+".script", "%v", err)
 		}
@@ -303,6 +306,32 @@ func (v *validator) abs(p string) string {
 		return filepath.Clean(p)
 	}
 	return filepath.Join(v.dir, p)
+}
+
+type scriptResult struct {
+	s   *agent.Script
+	err error
+}
+
+// source checks each source workspace once: a batch of 200,000 tasks on
+// one workspace walks it once, not 200,000 times.
+func (v *validator) source(ws string) error {
+	if err, ok := v.sources[ws]; ok {
+		return err
+	}
+	err := checkSource(ws, v.maxBytes())
+	v.sources[ws] = err
+	return err
+}
+
+// script loads each script file once.
+func (v *validator) script(path string) (*agent.Script, error) {
+	if r, ok := v.scripts[path]; ok {
+		return r.s, r.err
+	}
+	s, err := agent.LoadScript(path)
+	v.scripts[path] = scriptResult{s, err}
+	return s, err
 }
 
 // policy loads each policy file once.
