@@ -18,6 +18,10 @@ import (
 // DefaultMaxSteps bounds the model calls of a run.
 const DefaultMaxSteps = 30
 
+// DefaultMaxCallsPerTurn bounds the tool calls run for one model turn; the
+// rest are not run and the model is told so.
+const DefaultMaxCallsPerTurn = 32
+
 // Result statuses.
 const (
 	StatusOK          = "ok"          // the model gave a final answer
@@ -53,10 +57,13 @@ type RunConfig struct {
 	Version, User, Host      string
 	TaskID                   string // the batch task, recorded in session_start
 
-	MaxSteps       int           // default DefaultMaxSteps
-	SessionTimeout time.Duration // 0 = none
-	ContextBudget  int           // estimated tokens; default DefaultContextBudget
-	Plan           bool          // ask for a plan first, then run its steps
+	MaxSteps int // default DefaultMaxSteps
+	// MaxCallsPerTurn bounds the tool calls of one model turn (default
+	// DefaultMaxCallsPerTurn).
+	MaxCallsPerTurn int
+	SessionTimeout  time.Duration // 0 = none
+	ContextBudget   int           // estimated tokens; default DefaultContextBudget
+	Plan            bool          // ask for a plan first, then run its steps
 	// Memory holds past runs of this workspace; nil disables it.
 	Memory      *Memory
 	MemoryLines int  // default DefaultMemoryLines
@@ -105,6 +112,9 @@ func Run(ctx context.Context, cfg RunConfig) (Result, error) {
 	}
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.MaxCallsPerTurn <= 0 {
+		cfg.MaxCallsPerTurn = DefaultMaxCallsPerTurn
 	}
 	if cfg.ContextBudget <= 0 {
 		cfg.ContextBudget = DefaultContextBudget
@@ -335,7 +345,11 @@ func (r *runner) steps(ctx context.Context) (string, error) {
 			msg.ToolCalls[i].Type = openai.ToolTypeFunction
 		}
 		r.msgs = append(r.msgs, msg)
-		for _, tc := range msg.ToolCalls {
+		skipped, err := r.skipExtraCalls(msg.ToolCalls)
+		if err != nil {
+			return "", err
+		}
+		for _, tc := range msg.ToolCalls[:min(len(msg.ToolCalls), r.cfg.MaxCallsPerTurn)] {
 			o := r.tools.Call(ctx, tc.ID, tc.Function.Name, tc.Function.Arguments)
 			r.ev.ToolCall(r.step, r.cfg.MaxSteps, o)
 			if o.Err != nil {
@@ -346,7 +360,28 @@ func (r *runner) steps(ctx context.Context) (string, error) {
 				r.meta[tc.ID] = outputMeta{bytes: o.OutBytes, sha: o.OutSHA256}
 			}
 		}
+		r.msgs = append(r.msgs, skipped...)
 	}
+}
+
+// skipExtraCalls answers every tool call past the per-turn bound with a
+// message that it did not run (the API wants an answer to each call id),
+// and records the skip in the audit log.
+func (r *runner) skipExtraCalls(calls []openai.ToolCall) ([]Message, error) {
+	max := r.cfg.MaxCallsPerTurn
+	if len(calls) <= max {
+		return nil, nil
+	}
+	msg := fmt.Sprintf("not run: this turn asked for %d tool calls and at most %d run per turn; ask for the rest in your next turn", len(calls), max)
+	if err := r.record(&audit.Record{Event: audit.EventError, Step: r.step,
+		Error: fmt.Sprintf("the model asked for %d tool calls in one turn; ran the first %d, skipped %d", len(calls), max, len(calls)-max)}); err != nil {
+		return nil, err
+	}
+	var out []Message
+	for _, tc := range calls[max:] {
+		out = append(out, Message{Role: RoleTool, ToolCallID: tc.ID, Content: msg})
+	}
+	return out, nil
 }
 
 // modelCall records one completion and adds up its tokens.

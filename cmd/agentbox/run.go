@@ -25,6 +25,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "base-url", Usage: "OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else OpenAI)"},
 			&cli.StringFlag{Name: "script", Usage: "replay a YAML file of assistant turns instead of calling a model"},
 			&cli.IntFlag{Name: "max-steps", Value: agent.DefaultMaxSteps, Usage: "stop after this many model calls (exit 3)"},
+			&cli.IntFlag{Name: "max-calls-per-turn", Value: agent.DefaultMaxCallsPerTurn, Usage: "run at most this many tool calls of one model turn; the model is told about the rest"},
 			&cli.DurationFlag{Name: "timeout", Usage: "session timeout (default: the policy's sandbox.timeouts.session)"},
 			&cli.BoolFlag{Name: "plan", Usage: "ask the model for a 3-5 step plan first, then run the steps in order"},
 			&cli.BoolFlag{Name: "no-memory", Usage: "do not read or write this workspace's memory of past runs"},
@@ -123,7 +124,7 @@ func runCommand() *cli.Command {
 					Task: task, Model: model, ModelName: name, Tools: tools,
 					Workspace: cfg.Workspace, WorkspaceMode: recordedMode,
 					PolicyPath: p.Source(), PolicySHA256: p.SHA256, Version: agentbox.Version,
-					MaxSteps: c.Int("max-steps"), SessionTimeout: timeout, Plan: c.Bool("plan"),
+					MaxSteps: c.Int("max-steps"), MaxCallsPerTurn: c.Int("max-calls-per-turn"), SessionTimeout: timeout, Plan: c.Bool("plan"),
 					Memory: mem, Events: printer,
 				})
 				if wc != nil {
