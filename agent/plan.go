@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+
+	"github.com/agentbox/agentbox/internal/textutil"
 )
 
 // Plan bounds: a good plan has 3 to 5 steps; up to maxPlanSteps is
@@ -60,7 +62,7 @@ func parsePlan(s string) ([]string, bool) {
 		if !isStr || str == "" {
 			return nil, false
 		}
-		steps = append(steps, clip(str, maxPlanStepBytes))
+		steps = append(steps, textutil.Clip(str, maxPlanStepBytes))
 	}
 	return steps, true
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentbox/agentbox/internal/textutil"
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/agentbox/agentbox/workspace"
 )
@@ -48,7 +49,7 @@ func ReadProjectInstructions(dir string) (string, error) {
 	}
 	s := string(b)
 	if len(b) > MaxProjectInstructions {
-		s = clip(s[:MaxProjectInstructions], MaxProjectInstructions) + "\n[AGENTS.md truncated by agentbox]"
+		s = textutil.Clip(s[:MaxProjectInstructions], MaxProjectInstructions) + "\n[AGENTS.md truncated by agentbox]"
 	}
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
@@ -91,10 +92,4 @@ Work step by step: inspect before you change things, keep changes minimal, and c
 		b.WriteString("<<<END " + ProjectFile + ">>>\n")
 	}
 	return b.String()
-}
-
-// oneLine flattens s to one line of at most n bytes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	return clip(s, n)
 }

@@ -32,13 +32,6 @@ var (
 	ErrUnkeyedLog  = errors.New("the log is not keyed and a key was given: an unkeyed log does not become keyed; start a new log for keyed records (--audit NEW_FILE) or unset " + KeyEnv)
 )
 
-// Log is what the agent needs from an audit log. *Writer implements it.
-type Log interface {
-	Append(rec *Record) error
-}
-
-var _ Log = (*Writer)(nil)
-
 // Options configure a Writer.
 type Options struct {
 	// Key is the HMAC-SHA256 key; nil or empty writes no MACs.

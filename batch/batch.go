@@ -112,25 +112,25 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	out, err := filepath.Abs(cfg.Output)
 	if err != nil {
-		return Summary{}, fmt.Errorf("%w: output %s: %v", ErrConfig, cfg.Output, err)
+		return Summary{}, fmt.Errorf("%w: output %s: %w", ErrConfig, cfg.Output, err)
 	}
 	cfg.Output = out
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return Summary{}, fmt.Errorf("%w: creating the output directory: %v", ErrConfig, err)
+		return Summary{}, fmt.Errorf("%w: creating the output directory: %w", ErrConfig, err)
 	}
 	unlock, err := lockDir(filepath.Join(out, lockFileName))
 	if err != nil {
-		return Summary{}, fmt.Errorf("%w: %v", ErrConfig, err)
+		return Summary{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	defer unlock()
 	res, done, err := openResults(filepath.Join(out, resultsName), cfg.Resume)
 	if err != nil {
-		return Summary{}, fmt.Errorf("%w: %v", ErrConfig, err)
+		return Summary{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	defer res.close()
 	b := &batcher{cfg: cfg, work: filepath.Join(out, workDirName), results: res}
 	if err := b.cleanWork(); err != nil {
-		return Summary{}, fmt.Errorf("%w: work directory: %v", ErrConfig, err)
+		return Summary{}, fmt.Errorf("%w: work directory: %w", ErrConfig, err)
 	}
 	defer workspace.RemoveTree(b.work)
 
@@ -199,7 +199,7 @@ func checkModels(cfg Config) error {
 			continue
 		}
 		if _, _, err := newModel(cfg.Model, &t); err != nil {
-			return fmt.Errorf("%w: task %s (line %d): %v", ErrConfig, t.ID, t.Line, err)
+			return fmt.Errorf("%w: task %s (line %d): %w", ErrConfig, t.ID, t.Line, err)
 		}
 	}
 	return nil

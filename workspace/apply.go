@@ -44,22 +44,22 @@ func NewWorkCopy(src string) (*WorkCopy, error) {
 	return wc, nil
 }
 
-// Apply carries the copy's changes over to Src (see the function Apply).
+// Apply carries the copy's changes over to Src (see apply).
 func (wc *WorkCopy) Apply(changes []audit.FileChange) error {
-	return Apply(wc.Src, wc.Dir, wc.Before, changes)
+	return apply(wc.Src, wc.Dir, wc.Before, changes)
 }
 
 // Remove deletes the copy.
 func (wc *WorkCopy) Remove() error { return os.RemoveAll(wc.parent) }
 
-// Apply carries the changes a session made in copyDir over to src
+// apply carries the changes a session made in copyDir over to src
 // (`agentbox run --workspace-mode copy --apply`). before is the snapshot of
 // copyDir taken right after the copy, when it equalled src. Every change
 // is checked first: if src's version of a changed path is no longer what
 // was copied (edited, created or deleted meanwhile), nothing is applied and
 // the error lists the conflicts. Writes go through an os.Root on src, so no
 // symlink can lead them outside it.
-func Apply(src, copyDir string, before Snap, changes []audit.FileChange) error {
+func apply(src, copyDir string, before Snap, changes []audit.FileChange) error {
 	cur, err := Snapshot(src)
 	if err != nil {
 		return err

@@ -113,23 +113,31 @@ func runCommand() *cli.Command {
 			}
 			return withRuntime(c.Context, func(rt backend) error {
 				_, _ = rt.GC(c.Context)
-				sess, err := rt.Start(c.Context, cfg)
-				if err != nil {
-					return err
-				}
-				defer sess.Close(context.WithoutCancel(c.Context))
+				// The sandbox starts while the first model request is in
+				// flight (agent.RunConfig.Start).
+				cfg.SessionID = sandbox.NewID()
 				tools := agent.NewTools(p, cfg, log, appr)
-				tools.Session = sess
+				tools.SessionID = cfg.SessionID
+				closeSession := func() {
+					if tools.Session != nil {
+						_ = tools.Session.Close(context.WithoutCancel(c.Context))
+					}
+				}
+				defer closeSession()
 				res, err := agent.Run(c.Context, agent.RunConfig{
 					Task: task, Model: model, ModelName: name, Tools: tools,
 					Workspace: cfg.Workspace, WorkspaceMode: recordedMode,
 					PolicyPath: p.Source(), PolicySHA256: p.SHA256, Version: agentbox.Version,
 					MaxSteps: c.Int("max-steps"), MaxCallsPerTurn: c.Int("max-calls-per-turn"), SessionTimeout: timeout, Plan: c.Bool("plan"),
 					Memory: mem, Events: printer,
+					Start: func(ctx context.Context) (sandbox.Session, error) { return rt.Start(ctx, cfg) },
 				})
+				if tools.Session == nil {
+					return err // the sandbox did not start; nothing was recorded
+				}
 				if wc != nil {
 					// Nothing may still run in the copy while it is applied.
-					_ = sess.Close(context.WithoutCancel(c.Context))
+					closeSession()
 					var aerr error
 					keepCopy, aerr = finishCopy(c, wc, res)
 					if aerr != nil && err == nil {

@@ -51,11 +51,11 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 		if cerrdefs.IsNotFound(err) {
 			return nil, fmt.Errorf("%w: image %s is not on this engine; build it with `agentbox image build` (or `make image`)", sandbox.ErrImageMissing, cfg.Image)
 		}
-		return nil, fmt.Errorf("%w: inspecting image %s: %v", sandbox.ErrUnavailable, cfg.Image, shortErr(err))
+		return nil, fmt.Errorf("%w: inspecting image %s: %w", sandbox.ErrUnavailable, cfg.Image, err)
 	}
 	q, err := d.quirks(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", sandbox.ErrUnavailable, shortErr(err))
+		return nil, fmt.Errorf("%w: %w", sandbox.ErrUnavailable, err)
 	}
 	id := cfg.SessionID
 	if id == "" {
@@ -81,7 +81,7 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 		if cfg.Runtime != "" && strings.Contains(strings.ToLower(err.Error()), "runtime") {
 			return nil, fmt.Errorf("%w: the engine has no OCI runtime %q (sandbox.runtime in the policy): install and register it with the engine (gVisor: runsc), or set runtime: \"\"", sandbox.ErrUnavailable, cfg.Runtime)
 		}
-		return nil, fmt.Errorf("%w: creating the container: %v", sandbox.ErrUnavailable, shortErr(err))
+		return nil, fmt.Errorf("%w: creating the container: %w", sandbox.ErrUnavailable, err)
 	}
 	s.setContainerID(resp.ID)
 	if len(resp.Warnings) > 0 {
