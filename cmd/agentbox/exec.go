@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/agent"
@@ -85,11 +87,17 @@ func printExec(c *cli.Context, o agent.Outcome, timeout time.Duration) error {
 			OOMKilled  bool   `json:"oom_killed,omitempty"`
 			DurationMS int64  `json:"duration_ms"`
 			Output     string `json:"output"`
-			Bytes      int64  `json:"output_bytes"`
-			SHA256     string `json:"output_sha256,omitempty"`
-			Truncated  bool   `json:"truncated"`
+			// Encoding is "base64" when the output is not valid UTF-8, so
+			// the bytes given are exactly the bytes the command wrote.
+			Encoding  string `json:"output_encoding,omitempty"`
+			Bytes     int64  `json:"output_bytes"`
+			SHA256    string `json:"output_sha256,omitempty"`
+			Truncated bool   `json:"truncated"`
 		}{o.Decision, o.Rule, o.Reason, o.ExitCode, o.TimedOut, o.OOMKilled, o.Duration.Milliseconds(),
-			string(o.Output), o.OutBytes, o.OutSHA256, o.Truncated}
+			string(o.Output), "", o.OutBytes, o.OutSHA256, o.Truncated}
+		if !utf8.Valid(o.Output) {
+			out.Output, out.Encoding = base64.StdEncoding.EncodeToString(o.Output), "base64"
+		}
 		if o.Denied {
 			out.ExitCode = statusExitCode(agent.StatusDenied)
 		}
