@@ -56,6 +56,18 @@ type Config struct {
 	OutputCap      int               // bytes of output kept per call (head + tail)
 	ExecutorPath   string            // static agentbox binary to mount; "" = os.Executable
 	SessionID      string            // "" = a new random id (see NewID)
+
+	// ReadDeny and WriteDeny are the policy's files.read.deny and
+	// files.write.deny globs (relative to /workspace). At start, every
+	// existing workspace path ReadDeny matches is hidden by the kernel (an
+	// empty read-only file or directory mounted over it) and every one
+	// WriteDeny matches is mounted read-only; too many matches refuse.
+	ReadDeny  []string
+	WriteDeny []string
+	// SessionTimeout is how long the session may last (0 = not said); gc
+	// removes a sandbox whose owner it cannot prove dead only once it is
+	// far older than this.
+	SessionTimeout time.Duration
 }
 
 // Info describes a started session.
@@ -66,6 +78,7 @@ type Info struct {
 	ImageID     string `json:"image_id"`
 	Runtime     string `json:"runtime,omitempty"`
 	User        string `json:"user"`
+	Masked      int    `json:"masked,omitempty"` // workspace paths the file rules protect by mounts
 }
 
 // ExecRequest runs one bash command in /workspace.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 
@@ -19,7 +18,7 @@ import (
 type Runtime struct {
 	eng   Engine
 	cli   *client.Client // set by Connect
-	owner string
+	owner map[string]string
 	host  string
 
 	mu   sync.Mutex
@@ -30,7 +29,7 @@ var _ sandbox.Runtime = (*Runtime)(nil)
 
 // New returns a Runtime on the given engine.
 func New(eng Engine) *Runtime {
-	return &Runtime{eng: eng, owner: OwnerLabel(), host: hostname(), live: map[string]*dockerSession{}}
+	return &Runtime{eng: eng, owner: ownerLabels(), host: hostname(), live: map[string]*dockerSession{}}
 }
 
 // Start creates, attaches and starts one hardened container running the
@@ -55,15 +54,24 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 	if id == "" {
 		id = sandbox.NewID()
 	}
-	ccfg, hc := containerSpec(cfg, exe, id, d.owner, d.host)
+	prof, err := seccompProfile()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", sandbox.ErrConfig, err)
+	}
+	masks, err := prepareMasks(ctx, cfg, id)
+	if err != nil {
+		return nil, err
+	}
+	ccfg, hc := containerSpec(cfg, exe, id, d.owner, d.host, prof, masks.mounts)
 	ccfg.Image = img.ID // run exactly the image inspected (and audited), not whatever the tag points to later
-	s := &dockerSession{rt: d, id: id, cfg: cfg, info: sandbox.Info{SessionID: id, Image: cfg.Image, ImageID: img.ID, Runtime: cfg.Runtime, User: ccfg.User}}
+	s := &dockerSession{rt: d, id: id, cfg: cfg, masks: masks, info: sandbox.Info{SessionID: id, Image: cfg.Image, ImageID: img.ID, Runtime: cfg.Runtime, User: ccfg.User, Masked: len(masks.entries)}}
 	d.track(s)
 	resp, err := d.eng.ContainerCreate(ctx, ccfg, hc, nil, nil, "agentbox-"+id[:12])
 	if err != nil {
 		// The engine may have created it even though the call failed (the
 		// request was cancelled mid-flight): remove it by its label.
 		d.removeSession(context.WithoutCancel(ctx), id)
+		masks.remove()
 		d.untrack(s)
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: %w", sandbox.ErrClosed, context.Cause(ctx))
@@ -83,6 +91,7 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 	if s.closed.Load() {
 		// CloseAll ran while the container was being created.
 		d.removeSession(context.WithoutCancel(ctx), id)
+		masks.remove()
 		return nil, fmt.Errorf("%w: the runtime was shut down while the sandbox started", sandbox.ErrClosed)
 	}
 	if err := s.connect(ctx); err != nil {
@@ -134,7 +143,7 @@ func checkConfig(cfg *sandbox.Config) error {
 		cfg.OutputCap = wire.DefaultOutputCap
 	}
 	if cfg.User == "" {
-		cfg.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+		cfg.User = sandbox.DefaultUser(cfg.Workspace)
 	}
 	return nil
 }

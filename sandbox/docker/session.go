@@ -21,10 +21,11 @@ import (
 // container's life cycle.
 type dockerSession struct {
 	*wire.Client
-	rt   *Runtime
-	id   string
-	cfg  sandbox.Config
-	info sandbox.Info
+	rt    *Runtime
+	id    string
+	cfg   sandbox.Config
+	info  sandbox.Info
+	masks *fileMasks // removed once the container is gone
 
 	hj     types.HijackedResponse
 	stderr *tailBuffer
@@ -113,6 +114,7 @@ func (s *dockerSession) Close(ctx context.Context) error {
 			// Closed while Start is still creating it: remove whatever
 			// carries this session's label; Start checks closed too.
 			s.rt.removeSession(ctx, s.id)
+			s.masks.remove()
 			s.rt.untrack(s)
 			return
 		}
@@ -128,6 +130,9 @@ func (s *dockerSession) Close(ctx context.Context) error {
 			s.hj.Close()
 		}
 		s.wg.Wait()
+		if s.closeErr == nil {
+			s.masks.remove() // the container is gone: nothing mounts them any more
+		}
 		s.rt.untrack(s)
 	})
 	return s.closeErr
