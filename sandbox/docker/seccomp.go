@@ -62,7 +62,7 @@ func seccompProfile() (string, error) {
 				sc.Names = slices.DeleteFunc(sc.Names, remove)
 			}
 		}
-		p.Syscalls = slices.DeleteFunc(p.Syscalls, func(sc *seccomp.Syscall) bool { return len(sc.Names) == 0 && sc.Name == "" })
+		p.Syscalls = slices.DeleteFunc(p.Syscalls, func(sc *seccomp.Syscall) bool { return len(sc.Names) == 0 })
 		eperm, enosys := uint(unix.EPERM), uint(unix.ENOSYS)
 		names := make([]string, 0, len(modeArg))
 		for n := range modeArg {
