@@ -29,7 +29,7 @@ var _ sandbox.Runtime = (*Runtime)(nil)
 
 // New returns a Runtime on the given engine.
 func New(eng Engine) *Runtime {
-	return &Runtime{eng: eng, owner: ownerLabels(), host: hostname(), live: map[string]*dockerSession{}}
+	return &Runtime{eng: withDeadlines(eng), owner: ownerLabels(), host: hostname(), live: map[string]*dockerSession{}}
 }
 
 // Start creates, attaches and starts one hardened container running the

@@ -24,6 +24,7 @@ const GCAgeBound = 24 * time.Hour
 // no longer runs. A sandbox whose owner cannot be proven dead from here
 // is left alone until it is GCAgeBound older than its session timeout.
 func GC(ctx context.Context, eng Engine) ([]sandbox.Removed, error) {
+	eng = withDeadlines(eng)
 	list, err := eng.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelSession))})
 	if err != nil {
 		return nil, fmt.Errorf("%w: listing containers: %v", sandbox.ErrUnavailable, shortErr(err))
@@ -73,6 +74,7 @@ func isNotFound(err error) bool { return cerrdefs.IsNotFound(err) }
 // ListSandboxes returns the ids of agentbox containers on the engine, all of
 // them or those of one session.
 func ListSandboxes(ctx context.Context, eng Engine, session string) ([]string, error) {
+	eng = withDeadlines(eng)
 	label := LabelSession
 	if session != "" {
 		label += "=" + session
