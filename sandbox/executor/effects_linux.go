@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/agentbox/agentbox/sandbox/wire"
 	"golang.org/x/sys/unix"
@@ -45,8 +46,13 @@ func snapOf(st *unix.Stat_t) snap {
 	return snap{ino: st.Ino, dev: st.Dev, mode: st.Mode, size: st.Size, mtime: st.Mtim}
 }
 
+// same reports whether nothing changed. A directory's own size and times
+// change with its entries, which are judged one by one.
 func (a snap) same(b snap) bool {
-	return a.ino == b.ino && a.dev == b.dev && a.mode == b.mode && a.size == b.size && a.mtime == b.mtime
+	if a.ino != b.ino || a.dev != b.dev || a.mode != b.mode {
+		return false
+	}
+	return a.mode&unix.S_IFMT == unix.S_IFDIR || (a.size == b.size && a.mtime == b.mtime)
 }
 
 // newEffects records the start state. With no write-deny rules only the
@@ -198,6 +204,13 @@ func (e *effects) check() []wire.Alarm {
 			continue
 		}
 		if old.hasData && restorePath(e.root, rel, old) == nil {
+			if st, err := os.Lstat(e.root + "/" + rel); err == nil {
+				if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+					n := snap{ino: sys.Ino, dev: sys.Dev, mode: sys.Mode, size: sys.Size, mtime: unix.Timespec(sys.Mtim)}
+					n.data, n.hasData = old.data, true
+					e.base[rel] = n
+				}
+			}
 			add(rel, "removed", "restored", "")
 			continue
 		}

@@ -39,7 +39,7 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 	if err != nil {
 		return &wire.Response{Error: "pipe: " + err.Error()}
 	}
-	c := &traceCall{judge: s.judge, limit: s.pidsBudget()}
+	c := &traceCall{judge: s.judge, limit: s.pidsBudget(), untraced: s.noTrace}
 	if s.link != nil {
 		c.ask = s.link.asker(req.ID, deadline)
 	}

@@ -49,6 +49,7 @@ type Server struct {
 	descendantsOnly bool   // tests on a host: sweep only the executor's descendants
 	testRoot        string // tests on a host: the workspace
 	taskLimit       int    // tests on a host: the command's task bound
+	noTrace         bool   // benchmarks: the same call without exec-time rules
 }
 
 // dir is the workspace commands run in.

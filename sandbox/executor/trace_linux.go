@@ -57,6 +57,8 @@ type traceCall struct {
 	// limit bounds the live tasks (processes and threads) of the command;
 	// a fork or clone beyond it is killed at birth. 0: no bound.
 	limit int
+	// untraced starts the command without ptrace (benchmarks only).
+	untraced bool
 
 	root       int
 	rootStatus syscall.WaitStatus
@@ -81,7 +83,7 @@ type execStop struct {
 // right after that exec. Must run on the tracer thread.
 func (c *traceCall) start(name string, argv []string, attr *os.ProcAttr) error {
 	sys := *attr.Sys
-	sys.Ptrace = true
+	sys.Ptrace = !c.untraced
 	a := *attr
 	a.Sys = &sys
 	p, err := os.StartProcess(name, argv, &a)
@@ -91,6 +93,9 @@ func (c *traceCall) start(name string, argv []string, attr *os.ProcAttr) error {
 	c.root = p.Pid
 	_ = p.Release() // reaped by wait4 below, never through p
 	c.tasks = map[int]bool{c.root: true}
+	if c.untraced {
+		return nil
+	}
 	var ws syscall.WaitStatus
 	if _, err := wait4(c.root, &ws, 0); err != nil {
 		return fmt.Errorf("waiting for the traced command to start: %w", err)
