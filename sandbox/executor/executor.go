@@ -137,11 +137,22 @@ func (s *Server) loop(r *bufio.Reader, hello *wire.Request) error {
 	for {
 		select {
 		case req := <-reqs:
-			resp := s.handle(req)
-			resp.ID = req.ID
-			if err := s.link.reply(resp); err != nil {
-				s.killAllExcept(nil)
-				return err
+			// Served aside so that the switch still ends Serve when the
+			// reply cannot be written (a host that stalled).
+			replied := make(chan error, 1)
+			go func() {
+				resp := s.handle(req)
+				resp.ID = req.ID
+				replied <- s.link.reply(resp)
+			}()
+			select {
+			case err := <-replied:
+				if err != nil {
+					s.killAllExcept(nil)
+					return err
+				}
+			case <-s.link.dead:
+				return ErrDeadMan
 			}
 		case err := <-errc:
 			s.killAllExcept(nil)
@@ -150,7 +161,6 @@ func (s *Server) loop(r *bufio.Reader, hello *wire.Request) error {
 			}
 			return fmt.Errorf("executor: %w", err)
 		case <-s.link.dead:
-			s.killAllExcept(nil)
 			return ErrDeadMan
 		}
 	}
