@@ -10,6 +10,7 @@ import (
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/workspace"
 )
 
 // Exec statuses, recorded in session_end.
@@ -30,7 +31,8 @@ type ExecConfig struct {
 	// Start starts the sandbox with the given session id.
 	Start func(ctx context.Context, sessionID string) (sandbox.Session, error)
 
-	Workspace, WorkspaceMode string
+	Workspace                string
+	WorkspaceMode            sandbox.WorkspaceMode
 	PolicyPath, PolicySHA256 string
 	Version                  string
 }
@@ -49,7 +51,7 @@ func ExecOnce(ctx context.Context, cfg ExecConfig) (Outcome, error) {
 	}
 	start := &audit.Record{Event: audit.EventSessionStart, Session: t.SessionID, Task: cfg.Command,
 		PolicyPath: cfg.PolicyPath, PolicySHA256: cfg.PolicySHA256, Workspace: cfg.Workspace,
-		WorkspaceMode: cfg.WorkspaceMode, Version: cfg.Version, User: currentUser()}
+		WorkspaceMode: string(cfg.WorkspaceMode), Version: cfg.Version, User: currentUser()}
 	start.Host, _ = os.Hostname()
 
 	// Decide (and ask) before starting anything: a command that will not
@@ -70,7 +72,7 @@ func ExecOnce(ctx context.Context, cfg ExecConfig) (Outcome, error) {
 		}
 		t.Approver, run = answered{ap}, ap.Allow
 	}
-	var before Snap
+	var before workspace.Snap
 	snap := false
 	if run {
 		sess, err := cfg.Start(ctx, t.SessionID)
@@ -81,8 +83,8 @@ func ExecOnce(ctx context.Context, cfg ExecConfig) (Outcome, error) {
 		t.Session = sess
 		info := sess.Info()
 		start.Image, start.ImageID, start.ContainerID = info.Image, info.ImageID, info.ContainerID
-		if cfg.Workspace != "" && cfg.WorkspaceMode != "ro" {
-			if b, err := Snapshot(cfg.Workspace); err == nil {
+		if cfg.Workspace != "" && cfg.WorkspaceMode != sandbox.WorkspaceRO {
+			if b, err := workspace.Snapshot(cfg.Workspace); err == nil {
 				before, snap = b, true
 			}
 		}
@@ -96,8 +98,8 @@ func ExecOnce(ctx context.Context, cfg ExecConfig) (Outcome, error) {
 		end.Error = t.redact(o.Err.Error())
 	}
 	if snap {
-		if after, err := Snapshot(cfg.Workspace); err == nil {
-			end.Files = Diff(before, after)
+		if after, err := workspace.Snapshot(cfg.Workspace); err == nil {
+			end.Files = workspace.Diff(before, after)
 		}
 	}
 	endErr := t.Audit.Append(end)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/workspace"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -46,7 +47,7 @@ type RunConfig struct {
 	// read from it and it is snapshotted before and after the run ("" =
 	// neither). WorkspaceMode is recorded (rw, ro, copy).
 	Workspace     string
-	WorkspaceMode string
+	WorkspaceMode sandbox.WorkspaceMode
 	// Recorded in session_start.
 	PolicyPath, PolicySHA256 string
 	Version, User, Host      string
@@ -144,11 +145,11 @@ func (r *runner) record(rec *audit.Record) error {
 
 func (r *runner) run(parent context.Context) (Result, error) {
 	cfg := r.cfg
-	var before Snap
-	snap := cfg.Workspace != "" && cfg.WorkspaceMode != "ro"
+	var before workspace.Snap
+	snap := cfg.Workspace != "" && cfg.WorkspaceMode != sandbox.WorkspaceRO
 	if snap {
 		var err error
-		if before, err = Snapshot(cfg.Workspace); err != nil {
+		if before, err = workspace.Snapshot(cfg.Workspace); err != nil {
 			r.ev.Notice("cannot snapshot the workspace; files changed will not be listed: " + err.Error())
 			snap = false
 		}
@@ -156,7 +157,7 @@ func (r *runner) run(parent context.Context) (Result, error) {
 	info := r.tools.Session.Info()
 	if err := r.record(&audit.Record{Event: audit.EventSessionStart, Task: cfg.Task,
 		PolicyPath: cfg.PolicyPath, PolicySHA256: cfg.PolicySHA256, Image: info.Image, ImageID: info.ImageID,
-		ContainerID: info.ContainerID, Workspace: cfg.Workspace, WorkspaceMode: cfg.WorkspaceMode,
+		ContainerID: info.ContainerID, Workspace: cfg.Workspace, WorkspaceMode: string(cfg.WorkspaceMode),
 		Model: cfg.ModelName, Version: cfg.Version, User: cfg.User, Host: cfg.Host}); err != nil {
 		r.res.Status, r.res.Error = StatusError, err.Error()
 		return r.res, err
@@ -192,8 +193,8 @@ func (r *runner) run(parent context.Context) (Result, error) {
 		r.res.Error = r.redact(err.Error())
 	}
 	if snap {
-		if after, serr := Snapshot(cfg.Workspace); serr == nil {
-			r.res.FilesChanged = Diff(before, after)
+		if after, serr := workspace.Snapshot(cfg.Workspace); serr == nil {
+			r.res.FilesChanged = workspace.Diff(before, after)
 		} else {
 			r.ev.Notice("cannot snapshot the workspace after the run: " + serr.Error())
 		}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentbox/agentbox/workspace"
 	"io"
 	"io/fs"
 	"os"
@@ -71,7 +72,7 @@ func (m Memory) Recent(n int) ([]MemoryEntry, error) {
 	if m.Path == "" || n <= 0 {
 		return nil, nil
 	}
-	f, err := os.OpenFile(m.Path, os.O_RDONLY|openNoFollow, 0)
+	f, err := os.OpenFile(m.Path, os.O_RDONLY|workspace.OpenNoFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -130,7 +131,7 @@ func (m Memory) Append(e MemoryEntry) error {
 	if err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
-	f, err := os.OpenFile(m.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|openNoFollow, 0o600)
+	f, err := os.OpenFile(m.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|workspace.OpenNoFollow, 0o600)
 	if err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}

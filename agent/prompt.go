@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/workspace"
 )
 
 // MaxProjectInstructions bounds how much of AGENTS.md goes into the prompt.
@@ -22,8 +25,8 @@ const ProjectFile = "AGENTS.md"
 // MaxProjectInstructions bytes. A missing file is "", nil. A symlink or
 // anything but a regular file is refused (a symlink could point at a host
 // file the sandbox must not see).
-func ReadProjectInstructions(workspace string) (string, error) {
-	p := filepath.Join(workspace, ProjectFile)
+func ReadProjectInstructions(dir string) (string, error) {
+	p := filepath.Join(dir, ProjectFile)
 	fi, err := os.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
@@ -34,7 +37,7 @@ func ReadProjectInstructions(workspace string) (string, error) {
 	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("%s is not a regular file (symlinks are not followed); make it a plain file or remove it", p)
 	}
-	f, err := os.OpenFile(p, os.O_RDONLY|openNoFollow, 0)
+	f, err := os.OpenFile(p, os.O_RDONLY|workspace.OpenNoFollow, 0)
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", p, err)
 	}
@@ -65,12 +68,12 @@ func SystemPrompt(in PromptInput) string {
 	var b strings.Builder
 	b.WriteString(`You are a careful software agent working on the user's task through tools. Everything you do runs inside a disposable, hardened Linux sandbox container through three tools: execute_bash, read_file and write_file. The user's project is mounted at /workspace, which is your working directory; changes to files there are real and persist after the session.
 `)
-	if in.Info.Network == "open" {
+	if in.Info.Network == sandbox.NetworkOpen {
 		b.WriteString("The sandbox has network access.\n")
 	} else {
 		b.WriteString("The sandbox has no network access: do not try to download or install anything.\n")
 	}
-	if in.Info.WorkspaceMode == "ro" {
+	if in.Info.WorkspaceMode == sandbox.WorkspaceRO {
 		b.WriteString("The workspace is read-only in this session.\n")
 	}
 	fmt.Fprintf(&b, `Each execute_bash call is a fresh shell that is killed after %s; tool output longer than %d bytes is cut to its head and tail, so filter large output.

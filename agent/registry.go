@@ -56,8 +56,8 @@ type Tools struct {
 	// (default 16 KiB); longer text keeps its head and tail.
 	OutputCap int
 	// Network and WorkspaceMode are described to the model.
-	Network       string
-	WorkspaceMode string
+	Network       sandbox.NetworkMode
+	WorkspaceMode sandbox.WorkspaceMode
 	// Redact removes secrets from text that leaves agentbox (model
 	// messages, terminal); nil = none.
 	Redact func(string) string

@@ -13,9 +13,9 @@ import (
 // are read from the environment; nothing else is passed.
 func SandboxConfig(p *policy.Policy, workspace string) sandbox.Config {
 	st := p.Sandbox
-	mode := "rw"
-	if st.Workspace == "ro" {
-		mode = "ro"
+	mode := sandbox.WorkspaceRW
+	if st.Workspace == sandbox.WorkspaceRO {
+		mode = sandbox.WorkspaceRO
 	}
 	env := map[string]string{}
 	for _, name := range st.Env {

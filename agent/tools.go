@@ -25,9 +25,9 @@ const (
 // ToolInfo is what the tool descriptions tell the model about the sandbox.
 type ToolInfo struct {
 	CallTimeout   time.Duration
-	OutputCap     int    // bytes of each result the model sees
-	Network       string // none | open
-	WorkspaceMode string // rw | ro
+	OutputCap     int // bytes of each result the model sees
+	Network       sandbox.NetworkMode
+	WorkspaceMode sandbox.WorkspaceMode
 }
 
 // toolSpec is one entry of the registry: how the model sees a tool, and how
@@ -100,11 +100,11 @@ func Definitions(info ToolInfo) []openai.Tool {
 
 func sandboxNote(info ToolInfo) string {
 	net := "There is no network access."
-	if info.Network == "open" {
+	if info.Network == sandbox.NetworkOpen {
 		net = "The network is open."
 	}
 	ro := ""
-	if info.WorkspaceMode == "ro" {
+	if info.WorkspaceMode == sandbox.WorkspaceRO {
 		ro = " The workspace is mounted read-only."
 	}
 	return fmt.Sprintf("It runs inside a disposable Linux sandbox container; the project is at /workspace (the working directory).%s %s Every call is checked against a policy and recorded in an audit log; a denied call returns the reason instead of running.", ro, net)

@@ -96,56 +96,6 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
-func TestSnapshotDiff(t *testing.T) {
-	dir := t.TempDir()
-	write := func(p, s string) {
-		t.Helper()
-		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
-		if err := os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("a.txt", "a")
-	write("sub/b.txt", "b")
-	write(".git/config", "x")
-	outside := filepath.Join(t.TempDir(), "secret")
-	os.WriteFile(outside, []byte("host secret"), 0o600)
-	os.Symlink(outside, filepath.Join(dir, "link"))
-	before, err := Snapshot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := before.Files[".git/config"]; ok {
-		t.Error(".git was not skipped")
-	}
-	if l, ok := before.Files["link"]; !ok || l.Size != int64(len(outside)) {
-		t.Errorf("symlink entry = %+v (must hash the target name, not follow it)", l)
-	}
-	write("a.txt", "A")
-	write("c.txt", "c")
-	write(".git/config", "y")
-	os.Remove(filepath.Join(dir, "sub/b.txt"))
-	os.Remove(filepath.Join(dir, "link"))
-	os.Symlink("/etc/passwd", filepath.Join(dir, "link"))
-	after, _ := Snapshot(dir)
-	var got []string
-	for _, c := range Diff(before, after) {
-		got = append(got, c.Path+":"+c.Change)
-	}
-	if strings.Join(got, " ") != "a.txt:modified c.txt:added link:modified sub/b.txt:deleted" {
-		t.Errorf("diff = %v", got)
-	}
-	// Limits.
-	lim, _ := SnapshotWith(dir, SnapshotLimits{MaxFiles: 1, MaxFileBytes: 1 << 20, MaxTotalBytes: 1 << 20})
-	if !lim.Incomplete || len(lim.Files) != 1 {
-		t.Errorf("limited snapshot = %+v", lim)
-	}
-	big, _ := SnapshotWith(dir, SnapshotLimits{MaxFiles: 100, MaxFileBytes: 0, MaxTotalBytes: 1 << 20})
-	if f := big.Files["a.txt"]; f.SHA256 != "" || f.Size != 1 {
-		t.Errorf("unhashed entry = %+v", f)
-	}
-}
-
 func TestProjectInstructions(t *testing.T) {
 	dir := t.TempDir()
 	if s, err := ReadProjectInstructions(dir); s != "" || err != nil {

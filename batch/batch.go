@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentbox/agentbox/workspace"
 	"io"
 	"os"
 	"path/filepath"
@@ -29,8 +30,9 @@ type AuditLog interface {
 
 // Overrides are command-line settings that win over each task's policy.
 type Overrides struct {
-	Image, Network string
-	ExecutorPath   string // static agentbox binary mounted as the executor
+	Image        string
+	Network      sandbox.NetworkMode
+	ExecutorPath string // static agentbox binary mounted as the executor
 }
 
 // Config is one batch.
@@ -130,7 +132,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err := b.cleanWork(); err != nil {
 		return Summary{}, fmt.Errorf("%w: work directory: %v", ErrConfig, err)
 	}
-	defer removeTree(b.work)
+	defer workspace.RemoveTree(b.work)
 
 	var pending []*Task
 	finished := map[string]Line{}

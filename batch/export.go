@@ -3,12 +3,12 @@ package batch
 import (
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/workspace"
 )
 
 // Files written to OUTPUT/<id>/.
@@ -28,38 +28,8 @@ const (
 // workspace copy to outDir/files/<path> (symlinks as symlinks) and writes
 // the manifest of every change, deleted files included.
 func exportChanges(copyDir, outDir string, changes []audit.FileChange) error {
-	files := filepath.Join(outDir, FilesDir)
-	for _, ch := range changes {
-		if ch.Change == audit.ChangeDeleted {
-			continue
-		}
-		rel := filepath.FromSlash(ch.Path)
-		if !filepath.IsLocal(rel) {
-			return fmt.Errorf("exporting %q: not a path inside the workspace", ch.Path)
-		}
-		src := filepath.Join(copyDir, rel)
-		dst := filepath.Join(files, rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return fmt.Errorf("exporting %s: %w", ch.Path, err)
-		}
-		fi, err := os.Lstat(src)
-		if err != nil {
-			continue // gone since the snapshot
-		}
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(src)
-			if err != nil {
-				return fmt.Errorf("exporting %s: %w", ch.Path, err)
-			}
-			if err := os.Symlink(link, dst); err != nil {
-				return fmt.Errorf("exporting %s: %w", ch.Path, err)
-			}
-		case fi.Mode().IsRegular():
-			if err := copyFile(src, dst, fi); err != nil {
-				return fmt.Errorf("exporting %s: %w", ch.Path, err)
-			}
-		}
+	if err := workspace.Export(copyDir, filepath.Join(outDir, FilesDir), changes); err != nil {
+		return err
 	}
 	if changes == nil {
 		changes = []audit.FileChange{}

@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"fmt"
+	"github.com/agentbox/agentbox/workspace"
 	"os"
 	"path/filepath"
 	"sync"
@@ -30,9 +31,9 @@ func (b *batcher) prepare(ctx context.Context, t *Task) *prepared {
 		p.err = err
 		return p
 	}
-	_ = removeTree(p.dir) // a leftover of a killed batch
-	if err := CopyTree(t.Workspace, p.dir, b.cfg.MaxCopyBytes); err != nil {
-		_ = removeTree(p.dir)
+	_ = workspace.RemoveTree(p.dir) // a leftover of a killed batch
+	if err := workspace.CopyTree(t.Workspace, p.dir, b.cfg.MaxCopyBytes); err != nil {
+		_ = workspace.RemoveTree(p.dir)
 		p.err = fmt.Errorf("copying the workspace: %w", err)
 		return p
 	}
@@ -40,7 +41,7 @@ func (b *batcher) prepare(ctx context.Context, t *Task) *prepared {
 	p.cfg = SandboxConfig(pol, b.cfg.Sandbox, p.dir)
 	sess, err := b.cfg.Runtime.Start(ctx, p.cfg)
 	if err != nil {
-		_ = removeTree(p.dir)
+		_ = workspace.RemoveTree(p.dir)
 		p.err = fmt.Errorf("starting the sandbox: %w", err)
 		return p
 	}
@@ -53,7 +54,7 @@ func (b *batcher) discard(ctx context.Context, p *prepared) {
 	if p.sess != nil {
 		_ = p.sess.Close(context.WithoutCancel(ctx))
 	}
-	_ = removeTree(p.dir)
+	_ = workspace.RemoveTree(p.dir)
 }
 
 // schedule runs the tasks on cfg.Concurrency workers and calls finish for
@@ -141,7 +142,7 @@ func (b *batcher) policyOf(t *Task) *policy.Policy {
 
 // cleanWork empties the work directory of the copies.
 func (b *batcher) cleanWork() error {
-	if err := removeTree(b.work); err != nil {
+	if err := workspace.RemoveTree(b.work); err != nil {
 		return err
 	}
 	return os.MkdirAll(b.work, 0o700)

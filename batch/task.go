@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentbox/agentbox/workspace"
 	"os"
 	"path/filepath"
 	"sync"
@@ -38,18 +39,18 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 	l := Line{ID: t.ID, Started: picked.UTC(), FilesChanged: []audit.FileChange{}}
 	l.WaitMS = time.Since(picked).Milliseconds()
 	outDir := filepath.Join(b.cfg.Output, t.ID)
-	_ = removeTree(outDir) // a partial output of an interrupted run
+	_ = workspace.RemoveTree(outDir) // a partial output of an interrupted run
 	if err := os.MkdirAll(outDir, 0o755); err != nil && p.err == nil {
 		p.err = fmt.Errorf("creating the task's output directory: %w", err)
 	}
 	if p.err != nil {
 		b.discard(ctx, p)
 		if ctx.Err() != nil {
-			_ = removeTree(outDir)
+			_ = workspace.RemoveTree(outDir)
 			return l, false
 		}
 		l.Status, l.Exit, l.Error = StatusSetupFailed, exitUnavailable, b.cfg.Audit.Redact(p.err.Error())
-		if errors.Is(p.err, sandbox.ErrConfig) || errors.Is(p.err, ErrTooLarge) {
+		if errors.Is(p.err, sandbox.ErrConfig) || errors.Is(p.err, workspace.ErrTooLarge) {
 			l.Exit = exitFailed
 		}
 		l.DurationMS = time.Since(picked).Milliseconds()
@@ -60,8 +61,8 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 	_ = p.sess.Close(context.WithoutCancel(ctx)) // no container outlives its task
 	interrupted := res.Status == agent.StatusInterrupted || (runErr != nil && ctx.Err() != nil)
 	if interrupted {
-		_ = removeTree(p.dir)
-		_ = removeTree(outDir)
+		_ = workspace.RemoveTree(p.dir)
+		_ = workspace.RemoveTree(outDir)
 		return l, false
 	}
 	l.Status, l.Steps, l.Session, l.DeniedCalls = res.Status, res.Steps, res.SessionID, denied
@@ -73,7 +74,7 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 	if err := exportChanges(p.dir, outDir, res.FilesChanged); err != nil && l.Error == "" {
 		l.Status, l.Exit, l.Error = agent.StatusError, exitFailed, "exporting the changed files: "+err.Error()
 	}
-	_ = removeTree(p.dir)
+	_ = workspace.RemoveTree(p.dir)
 	l.DurationMS = time.Since(picked).Milliseconds()
 	return l, b.record(outDir, l, res.Answer, log)
 }
@@ -121,7 +122,7 @@ func (b *batcher) agentRun(ctx context.Context, p *prepared) (agent.Result, stri
 	}
 	res, err := agent.Run(ctx, agent.RunConfig{
 		Task: t.Task, Model: model, ModelName: name, Tools: tools,
-		Workspace: p.dir, WorkspaceMode: "copy",
+		Workspace: p.dir, WorkspaceMode: sandbox.WorkspaceCopy,
 		PolicyPath: pol.Source(), PolicySHA256: pol.SHA256, Version: b.cfg.Version,
 		MaxSteps: maxSteps, SessionTimeout: timeout, Events: ev,
 	})

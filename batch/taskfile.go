@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentbox/agentbox/workspace"
 	"io"
 	"os"
 	"path/filepath"
@@ -294,7 +295,7 @@ func (v *validator) maxBytes() int64 {
 	if v.opts.MaxWorkspaceBytes > 0 {
 		return v.opts.MaxWorkspaceBytes
 	}
-	return DefaultMaxCopyBytes
+	return workspace.DefaultMaxCopyBytes
 }
 
 func (v *validator) abs(p string) string {
@@ -327,7 +328,7 @@ func checkSource(dir string, max int64) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory; name a directory to copy", dir)
 	}
-	if _, err := treeSize(dir, max); err != nil {
+	if _, err := workspace.TreeSize(dir, max); err != nil {
 		return err
 	}
 	return nil

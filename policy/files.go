@@ -6,12 +6,13 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentbox/agentbox/sandbox"
 	"github.com/bmatcuk/doublestar/v4"
 )
 
 // workspace is where the workspace is mounted inside the sandbox; the
 // shell's working directory and the root of relative file globs.
-const workspace = "/workspace"
+const workspace = sandbox.WorkspaceDir
 
 const (
 	maxPathBytes      = 4096

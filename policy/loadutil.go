@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox/agentbox/sandbox"
 	"gopkg.in/yaml.v3"
 )
 
@@ -149,17 +150,25 @@ func (l *loader) int(f string, n *yaml.Node) (int64, bool) {
 }
 
 func (l *loader) enum(f string, n *yaml.Node, dst *string, options ...string) {
+	enum(l, f, n, dst, options...)
+}
+
+// enum sets *dst to the scalar at n if it is one of options (a string or a
+// typed mode such as sandbox.NetworkMode).
+func enum[T ~string](l *loader, f string, n *yaml.Node, dst *T, options ...T) {
 	s, ok := l.str(f, n)
 	if !ok {
 		return
 	}
-	for _, o := range options {
-		if s == o {
-			*dst = s
+	names := make([]string, len(options))
+	for i, o := range options {
+		if T(s) == o {
+			*dst = o
 			return
 		}
+		names[i] = string(o)
 	}
-	l.errorf(n, f, "%q is not one of %s", s, strings.Join(options, ", "))
+	l.errorf(n, f, "%q is not one of %s", s, strings.Join(names, ", "))
 }
 
 var sizeRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)$`)
@@ -250,8 +259,8 @@ func (l *loader) sandbox(f string, n *yaml.Node, s *SandboxSettings) {
 				s.Runtime = x
 			}
 		},
-		"workspace":  func(f string, v *yaml.Node) { l.enum(f, v, &s.Workspace, "rw", "ro", "copy") },
-		"network":    func(f string, v *yaml.Node) { l.enum(f, v, &s.Network, "none", "open") },
+		"workspace":  func(f string, v *yaml.Node) { enum(l, f, v, &s.Workspace, sandbox.WorkspaceModes...) },
+		"network":    func(f string, v *yaml.Node) { enum(l, f, v, &s.Network, sandbox.NetworkModes...) },
 		"background": func(f string, v *yaml.Node) { l.enum(f, v, &s.Background, "kill", "keep") },
 		"user": func(f string, v *yaml.Node) {
 			if x, ok := l.str(f, v); ok {

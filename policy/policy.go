@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/agentbox/agentbox/sandbox"
 )
 
 // Verdict is the outcome of a decision. Verdicts are ordered by
@@ -144,10 +146,10 @@ type Policy struct {
 // SandboxSettings is the policy's sandbox: block, with defaults filled in.
 type SandboxSettings struct {
 	Image          string
-	Runtime        string // OCI runtime; "" = engine default
-	Workspace      string // rw | ro | copy
-	Network        string // none | open
-	User           string // uid:gid; "" = the invoking user's
+	Runtime        string                // OCI runtime; "" = engine default
+	Workspace      sandbox.WorkspaceMode // rw | ro | copy
+	Network        sandbox.NetworkMode   // none | open
+	User           string                // uid:gid; "" = the invoking user's
 	CPUs           float64
 	MemoryBytes    int64
 	Pids           int64
@@ -191,8 +193,8 @@ const MaxOutputBytes = 4 << 20
 func defaultSandbox() SandboxSettings {
 	return SandboxSettings{
 		Image:          "agentbox/base:latest",
-		Workspace:      "rw",
-		Network:        "none",
+		Workspace:      sandbox.WorkspaceRW,
+		Network:        sandbox.NetworkNone,
 		CPUs:           1,
 		MemoryBytes:    1 << 30,
 		Pids:           256,

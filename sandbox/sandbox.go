@@ -2,9 +2,10 @@
 // action of an agent runs: a Runtime starts a Session (one container), and a
 // Session executes bash commands and reads and writes files inside it.
 //
-// The Docker implementation runs agentbox's own static binary as the
-// container's main process (the executor) and talks to it over the
-// container's attached stdio with framed request/response messages.
+// This package holds only the seams (Runtime, Session), the configuration,
+// the typed modes and the errors; it imports no engine SDK. Backends live
+// in sub-packages (sandbox/docker) and reach the in-container executor
+// through the transport-neutral protocol client in sandbox/wire.
 package sandbox
 
 import (
@@ -42,11 +43,11 @@ type FileRules struct {
 // Config is everything needed to start one session.
 type Config struct {
 	Image          string
-	Runtime        string // OCI runtime ("" = engine default, "runsc" for gVisor)
-	Workspace      string // absolute host directory mounted at /workspace
-	WorkspaceMode  string // "rw" or "ro"
-	Network        string // "none" or "open"
-	User           string // "uid:gid"; "" = the invoking user's
+	Runtime        string        // OCI runtime ("" = engine default, "runsc" for gVisor)
+	Workspace      string        // absolute host directory mounted at /workspace
+	WorkspaceMode  WorkspaceMode // WorkspaceRW or WorkspaceRO ("" = rw); a copy is mounted rw
+	Network        NetworkMode   // NetworkNone or NetworkOpen ("" = none)
+	User           string        // "uid:gid"; "" = the invoking user's
 	CPUs           float64
 	MemoryBytes    int64
 	Pids           int64

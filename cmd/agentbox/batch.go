@@ -12,7 +12,6 @@ import (
 	"github.com/agentbox/agentbox/batch"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/docker/docker/client"
 	"github.com/docker/go-units"
 	"github.com/urfave/cli/v2"
 )
@@ -61,7 +60,7 @@ func batchAction(c *cli.Context) error {
 	if c.Bool("retry-failed") && !c.Bool("resume") {
 		return usageError{errors.New("--retry-failed goes with --resume")}
 	}
-	if v := c.String("network"); v != "" && v != "none" && v != "open" {
+	if v := c.String("network"); v != "" && !sandbox.NetworkMode(v).Valid() {
 		return usageError{fmt.Errorf("--network %q: want none or open", v)}
 	}
 	maxCopy, err := units.RAMInBytes(c.String("max-copy"))
@@ -107,13 +106,13 @@ func batchAction(c *cli.Context) error {
 	cfg := batch.Config{
 		Tasks: tasks, Output: c.String("output"), Concurrency: c.Int("concurrency"),
 		NoPool: c.Bool("no-pool"), PoolSize: c.Int("pool"), Resume: c.Bool("resume"), RetryFailed: c.Bool("retry-failed"),
-		Sandbox: batch.Overrides{Image: c.String("image"), Network: c.String("network"), ExecutorPath: c.String("executor")},
+		Sandbox: batch.Overrides{Image: c.String("image"), Network: sandbox.NetworkMode(c.String("network")), ExecutorPath: c.String("executor")},
 		Policy:  def, Audit: log, Approver: appr, Model: mc, MaxSteps: c.Int("max-steps"), Timeout: c.Duration("timeout"),
 		Version: agentbox.Version, MaxCopyBytes: maxCopy, Progress: c.App.ErrWriter,
 		TTY: isTerminal(os.Stderr) && os.Getenv("TERM") != "dumb",
 	}
-	return withRuntime(c.Context, func(cl *client.Client, rt *sandbox.Docker) error {
-		_, _ = sandbox.GC(c.Context, cl)
+	return withRuntime(c.Context, func(rt backend) error {
+		_, _ = rt.GC(c.Context)
 		cfg.Runtime = rt
 		sum, err := batch.Run(c.Context, cfg)
 		if errors.Is(err, batch.ErrConfig) {

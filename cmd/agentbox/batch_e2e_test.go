@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/internal/testutil"
-	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/sandbox/docker"
 )
 
 type batchLine struct {
@@ -203,7 +203,7 @@ func TestBatchExitCodesAndOutput(t *testing.T) {
 		if (l.ID == "broken") != (l.Status != "ok") {
 			t.Errorf("%s: status %s", l.ID, l.Status)
 		}
-		if ids, _ := sandbox.ListSandboxes(context.Background(), cli, l.Session); len(ids) > 0 {
+		if ids, _ := docker.ListSandboxes(context.Background(), cli, l.Session); len(ids) > 0 {
 			t.Errorf("%s: container left", l.ID)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/workspace"
 	"github.com/urfave/cli/v2"
 )
 
@@ -34,11 +35,11 @@ func sandboxConfig(c *cli.Context, p *policy.Policy) (sandbox.Config, error) {
 		}
 		ws = wd
 	}
-	abs, err := sandbox.ResolveWorkspace(ws)
+	abs, err := workspace.Resolve(ws)
 	if err != nil {
 		return sandbox.Config{}, err
 	}
-	if p.Sandbox.Workspace == "copy" {
+	if p.Sandbox.Workspace == sandbox.WorkspaceCopy {
 		return sandbox.Config{}, fmt.Errorf("%w: sandbox.workspace: copy is used by agentbox batch; for run and exec use rw or ro", sandbox.ErrConfig)
 	}
 	cfg := agent.SandboxConfig(p, abs)
@@ -47,10 +48,10 @@ func sandboxConfig(c *cli.Context, p *policy.Policy) (sandbox.Config, error) {
 		cfg.Image = v
 	}
 	if v := c.String("network"); v != "" {
-		if v != "none" && v != "open" {
+		if !sandbox.NetworkMode(v).Valid() {
 			return cfg, usageError{fmt.Errorf("--network %q: want none or open", v)}
 		}
-		cfg.Network = v
+		cfg.Network = sandbox.NetworkMode(v)
 	}
 	return cfg, nil
 }

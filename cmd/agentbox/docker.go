@@ -4,19 +4,26 @@ import (
 	"context"
 
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/docker/docker/client"
+	"github.com/agentbox/agentbox/sandbox/docker"
 )
 
-// withRuntime connects to the engine, runs fn with a Docker runtime and
-// guarantees that every container the runtime started is removed when fn
-// returns, on an error, or on SIGINT/SIGTERM.
-func withRuntime(ctx context.Context, fn func(cli *client.Client, rt *sandbox.Docker) error) error {
-	cli, err := sandbox.NewClient(ctx)
+// backend is what the CLI needs of a sandbox backend: sessions through
+// sandbox.Runtime, and removal of sandboxes whose owner is gone.
+type backend interface {
+	sandbox.Runtime
+	GC(ctx context.Context) ([]string, error)
+}
+
+var _ backend = (*docker.Runtime)(nil)
+
+// withRuntime connects to the backend, runs fn with it and guarantees that
+// every sandbox it started is removed when fn returns, on an error, or on
+// SIGINT/SIGTERM. The Docker Engine API is the only backend today.
+func withRuntime(ctx context.Context, fn func(rt backend) error) error {
+	rt, err := docker.Connect(ctx)
 	if err != nil {
 		return err
 	}
-	defer cli.Close()
-	rt := sandbox.NewDocker(cli)
-	defer func() { _ = rt.CloseAll(context.WithoutCancel(ctx)) }()
-	return fn(cli, rt)
+	defer func() { _ = rt.Close(context.WithoutCancel(ctx)) }()
+	return fn(rt)
 }

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/sandbox/docker"
 	"github.com/urfave/cli/v2"
 )
 
@@ -33,43 +32,22 @@ func doctorCommand() *cli.Command {
 			}
 			exe, err := sandbox.ExecutorBinary(c.String("executor"))
 			check("binary", err, exe+" is static")
-			cl, err := sandbox.NewClient(c.Context)
+			rt, err := docker.Connect(c.Context)
 			if err != nil {
 				check("engine", err, "")
 				return exitWith(exitUnavailable, fmt.Errorf("%d check(s) failed", bad))
 			}
-			defer cl.Close()
-			v, err := cl.ServerVersion(c.Context)
-			check("engine", err, fmt.Sprintf("Docker %s, API %s (client negotiated %s) at %s", v.Version, v.APIVersion, cl.ClientVersion(), cl.DaemonHost()))
-			info, err := cl.Info(c.Context)
-			if err == nil {
-				check("runtime", nil, fmt.Sprintf("default %s; security options %v; cgroup v%s", info.DefaultRuntime, info.SecurityOptions, info.CgroupVersion))
-				var missing []string
-				for name, ok := range map[string]bool{"memory": info.MemoryLimit, "swap": info.SwapLimit, "pids": info.PidsLimit, "cpu quota": info.CPUCfsQuota} {
-					if !ok {
-						missing = append(missing, name)
-					}
+			defer rt.Close(context.WithoutCancel(c.Context))
+			for _, ch := range rt.Doctor(c.Context, c.String("image")) {
+				if ch.Note {
+					fmt.Fprintf(w, "note  %-14s %s\n", ch.Name, ch.OK)
+					continue
 				}
-				if len(missing) > 0 {
-					sort.Strings(missing)
-					check("limits", fmt.Errorf("the engine cannot enforce %s limits (cgroup support missing); sandboxes would refuse to start: enable the cgroup controllers for the engine", strings.Join(missing, ", ")), "")
-				} else {
-					check("limits", nil, "memory, swap, pids and CPU quota limits are enforced")
-				}
-				if os.Geteuid() == 0 {
-					fmt.Fprintf(w, "note  %-14s running as root: sandboxes run as root with every capability dropped\n", "user")
-				}
+				check(ch.Name, ch.Err, ch.OK)
 			}
-			img, err := cl.ImageInspect(c.Context, c.String("image"))
-			if err != nil {
-				check("image", fmt.Errorf("%s missing; build it with `agentbox image build` (or make image)", c.String("image")), "")
-			} else {
-				check("image", nil, fmt.Sprintf("%s (%s, %d MB)", c.String("image"), img.ID[:19], img.Size>>20))
-			}
-			if err == nil && bad == 0 {
+			if bad == 0 {
 				ws, _ := os.MkdirTemp("", "agentbox-doctor-")
 				defer os.RemoveAll(ws)
-				rt := sandbox.NewDocker(cl)
 				start := time.Now()
 				err := func() error {
 					ctx, cancel := context.WithTimeout(c.Context, 2*time.Minute)

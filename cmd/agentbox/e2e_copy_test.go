@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentbox/agentbox/batch"
 	"github.com/agentbox/agentbox/internal/testutil"
+	"github.com/agentbox/agentbox/workspace"
 )
 
 // copyCalc makes a fresh copy of the example calc workspace.
 func copyCalc(t *testing.T) string {
 	t.Helper()
 	ws := filepath.Join(t.TempDir(), "calc")
-	if err := batch.CopyTree(filepath.Join(testutil.RepoRoot(), "examples", "batch", "workspaces", "calc"), ws, 0); err != nil {
+	if err := workspace.CopyTree(filepath.Join(testutil.RepoRoot(), "examples", "batch", "workspaces", "calc"), ws, 0); err != nil {
 		t.Fatal(err)
 	}
 	return ws

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/testutil"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/sandbox/docker"
 )
 
 // cli runs the real built binary.
@@ -236,10 +237,10 @@ func execOK(t *testing.T, s sandbox.Session) string {
 }
 
 func ownerOf(t *testing.T, cli interface {
-	sandbox.Engine
+	docker.Engine
 }, pid int) string {
 	t.Helper()
-	ids, err := sandbox.OwnedBy(context.Background(), cli, pid)
+	ids, err := docker.OwnedBy(context.Background(), cli, pid)
 	if err != nil {
 		t.Fatal(err)
 	}

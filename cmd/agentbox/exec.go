@@ -13,7 +13,6 @@ import (
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/docker/docker/client"
 	"github.com/urfave/cli/v2"
 )
 
@@ -53,8 +52,8 @@ func execCommand() *cli.Command {
 				return err
 			}
 			defer log.Close()
-			return withRuntime(c.Context, func(cl *client.Client, rt *sandbox.Docker) error {
-				_, _ = sandbox.GC(c.Context, cl) // a cheap gc first: sandboxes of dead owners go
+			return withRuntime(c.Context, func(rt backend) error {
+				_, _ = rt.GC(c.Context) // a cheap gc first: sandboxes of dead owners go
 				tools := &agent.Tools{Policy: p, Audit: log, Approver: appr, CallTimeout: timeout,
 					OutputCap: cfg.OutputCap, Network: cfg.Network, WorkspaceMode: cfg.WorkspaceMode, Redact: log.Redact}
 				o, err := agent.ExecOnce(c.Context, agent.ExecConfig{

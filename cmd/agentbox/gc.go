@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 
-	"github.com/agentbox/agentbox/sandbox"
-	"github.com/docker/docker/client"
 	"github.com/urfave/cli/v2"
 )
 
@@ -13,8 +11,8 @@ func gcCommand() *cli.Command {
 		Name:  "gc",
 		Usage: "remove sandboxes whose owner process is gone (never anyone else's)",
 		Action: func(c *cli.Context) error {
-			return withRuntime(c.Context, func(cl *client.Client, _ *sandbox.Docker) error {
-				removed, err := sandbox.GC(c.Context, cl)
+			return withRuntime(c.Context, func(rt backend) error {
+				removed, err := rt.GC(c.Context)
 				for _, id := range removed {
 					fmt.Fprintf(c.App.Writer, "removed %s\n", id[:12])
 				}

@@ -1,12 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
 	"github.com/agentbox/agentbox/images"
-	"github.com/agentbox/agentbox/sandbox"
-	"github.com/docker/docker/client"
+	"github.com/agentbox/agentbox/sandbox/docker"
 	"github.com/urfave/cli/v2"
 )
 
@@ -30,14 +30,17 @@ func imageCommand() *cli.Command {
 				if c.NArg() == 1 {
 					name = c.Args().First()
 				}
-				return withRuntime(c.Context, func(cl *client.Client, _ *sandbox.Docker) error {
-					id, err := images.Build(c.Context, cl, name, images.Options{Progress: os.Stderr, Mirror: c.String("mirror"), Pull: !c.Bool("no-pull")})
-					if err != nil {
-						return exitWith(exitUnavailable, err)
-					}
-					fmt.Fprintf(c.App.Writer, "built %s (%s)\n", images.Tag(name), id)
-					return nil
-				})
+				rt, err := docker.Connect(c.Context)
+				if err != nil {
+					return err
+				}
+				defer rt.Close(context.WithoutCancel(c.Context))
+				id, err := images.Build(c.Context, rt.Client(), name, images.Options{Progress: os.Stderr, Mirror: c.String("mirror"), Pull: !c.Bool("no-pull")})
+				if err != nil {
+					return exitWith(exitUnavailable, err)
+				}
+				fmt.Fprintf(c.App.Writer, "built %s (%s)\n", images.Tag(name), id)
+				return nil
 			},
 		}},
 	}

@@ -11,9 +11,8 @@ import (
 
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/agent"
-	"github.com/agentbox/agentbox/batch"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/docker/docker/client"
+	"github.com/agentbox/agentbox/workspace"
 	"github.com/urfave/cli/v2"
 )
 
@@ -48,20 +47,20 @@ func runCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			mode := c.String("workspace-mode")
-			if mode == "" {
-				mode = p.Sandbox.Workspace
+			mode := p.Sandbox.Workspace
+			if v := c.String("workspace-mode"); v != "" {
+				mode = sandbox.WorkspaceMode(v)
 			}
-			if mode != "rw" && mode != "ro" && mode != "copy" {
+			if !mode.Valid() {
 				return usageError{fmt.Errorf("--workspace-mode %q: want rw, ro or copy", mode)}
 			}
-			if c.Bool("apply") && mode != "copy" {
+			if c.Bool("apply") && mode != sandbox.WorkspaceCopy {
 				return usageError{errors.New("--apply goes with --workspace-mode copy")}
 			}
 			pp := *p
 			pp.Sandbox.Workspace = mode
-			if mode == "copy" {
-				pp.Sandbox.Workspace = "rw" // on the copy
+			if mode == sandbox.WorkspaceCopy {
+				pp.Sandbox.Workspace = sandbox.WorkspaceRW // on the copy
 			}
 			cfg, err := sandboxConfig(c, &pp)
 			if err != nil {
@@ -88,10 +87,10 @@ func runCommand() *cli.Command {
 					mem = &agent.Memory{Path: path}
 				}
 			}
-			var wc *batch.WorkCopy
+			var wc *workspace.WorkCopy
 			keepCopy := false
-			if mode == "copy" {
-				if wc, err = batch.NewWorkCopy(cfg.Workspace); err != nil {
+			if mode == sandbox.WorkspaceCopy {
+				if wc, err = workspace.NewWorkCopy(cfg.Workspace); err != nil {
 					return exitWith(exitUsage, err)
 				}
 				defer func() {
@@ -107,13 +106,13 @@ func runCommand() *cli.Command {
 			}
 			recordedMode := cfg.WorkspaceMode
 			if wc != nil {
-				recordedMode = "copy"
+				recordedMode = sandbox.WorkspaceCopy
 			}
 			if cfg.User == "" && os.Geteuid() == 0 && !printer.Quiet {
 				printer.Notice("running as root: the sandbox runs as root too, with every capability dropped (set sandbox.user in the policy to change it)")
 			}
-			return withRuntime(c.Context, func(cl *client.Client, rt *sandbox.Docker) error {
-				_, _ = sandbox.GC(c.Context, cl)
+			return withRuntime(c.Context, func(rt backend) error {
+				_, _ = rt.GC(c.Context)
 				sess, err := rt.Start(c.Context, cfg)
 				if err != nil {
 					return err
@@ -144,7 +143,7 @@ func runCommand() *cli.Command {
 				} else if c.Bool("quiet") && res.Status == agent.StatusOK {
 					fmt.Fprintln(c.App.Writer, res.Answer)
 				}
-				if errors.Is(err, batch.ErrConflict) {
+				if errors.Is(err, workspace.ErrConflict) {
 					return exitWith(exitFailed, err)
 				}
 				if err != nil {
@@ -192,7 +191,7 @@ func newModel(c *cli.Context, printer *agent.Printer) (agent.Model, string, erro
 
 // finishCopy applies the copy's changes (--apply) or says where they are;
 // keep reports whether the copy must stay for the user.
-func finishCopy(c *cli.Context, wc *batch.WorkCopy, res agent.Result) (keep bool, err error) {
+func finishCopy(c *cli.Context, wc *workspace.WorkCopy, res agent.Result) (keep bool, err error) {
 	w := c.App.ErrWriter
 	if len(res.FilesChanged) == 0 {
 		return false, nil

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/sandbox/docker"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 )
@@ -57,13 +58,13 @@ func measure(n int, f func() error) (med, p90 time.Duration, err error) {
 
 func run(out string, calls int) error {
 	ctx := context.Background()
-	cli, err := sandbox.NewClient(ctx)
+	cli, err := docker.NewClient(ctx)
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
 	exe := os.Getenv("AGENTBOX_BIN")
-	rt := sandbox.NewDocker(cli)
+	rt := docker.New(cli)
 	defer rt.CloseAll(ctx)
 	ws, _ := os.MkdirTemp("", "agentbox-bench-")
 	defer os.RemoveAll(ws)

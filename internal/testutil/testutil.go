@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/sandbox/docker"
 	"github.com/docker/docker/client"
 )
 
@@ -75,7 +76,7 @@ func RequireDocker(t testing.TB) *client.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cli, err := sandbox.NewClient(ctx)
+	cli, err := docker.NewClient(ctx)
 	if err == nil {
 		if _, ierr := cli.ImageInspect(ctx, Image); ierr != nil {
 			cli.Close()
@@ -94,9 +95,9 @@ func RequireDocker(t testing.TB) *client.Client {
 
 // Runtime returns a Docker runtime whose containers are all removed when the
 // test ends.
-func Runtime(t testing.TB) *sandbox.Docker {
+func Runtime(t testing.TB) *docker.Runtime {
 	t.Helper()
-	rt := sandbox.NewDocker(RequireDocker(t))
+	rt := docker.New(RequireDocker(t))
 	t.Cleanup(func() { _ = rt.CloseAll(context.Background()) })
 	return rt
 }
@@ -133,7 +134,7 @@ func StartWith(t testing.TB, cfg sandbox.Config) sandbox.Session {
 // Leftovers lists agentbox containers on the engine (any owner).
 func Leftovers(t testing.TB, cli *client.Client, session string) []string {
 	t.Helper()
-	ids, err := sandbox.ListSandboxes(context.Background(), cli, session)
+	ids, err := docker.ListSandboxes(context.Background(), cli, session)
 	if err != nil {
 		t.Fatalf("listing containers: %v", err)
 	}

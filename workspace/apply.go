@@ -1,4 +1,4 @@
-package batch
+package workspace
 
 import (
 	"crypto/sha256"
@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/audit"
 )
 
@@ -21,9 +20,9 @@ var ErrConflict = errors.New("the workspace changed while the agent worked on it
 // WorkCopy is a private copy of a workspace for one run
 // (`agentbox run --workspace-mode copy`).
 type WorkCopy struct {
-	Src    string     // the workspace
-	Dir    string     // the copy the sandbox mounts
-	Before agent.Snap // the copy right after copying, equal to Src then
+	Src    string // the workspace
+	Dir    string // the copy the sandbox mounts
+	Before Snap   // the copy right after copying, equal to Src then
 	parent string
 }
 
@@ -38,7 +37,7 @@ func NewWorkCopy(src string) (*WorkCopy, error) {
 		_ = os.RemoveAll(parent)
 		return nil, fmt.Errorf("workspace copy: %w", err)
 	}
-	if wc.Before, err = agent.Snapshot(wc.Dir); err != nil {
+	if wc.Before, err = Snapshot(wc.Dir); err != nil {
 		_ = os.RemoveAll(parent)
 		return nil, err
 	}
@@ -60,8 +59,8 @@ func (wc *WorkCopy) Remove() error { return os.RemoveAll(wc.parent) }
 // was copied (edited, created or deleted meanwhile), nothing is applied and
 // the error lists the conflicts. Writes go through an os.Root on src, so no
 // symlink can lead them outside it.
-func Apply(src, copyDir string, before agent.Snap, changes []audit.FileChange) error {
-	cur, err := agent.Snapshot(src)
+func Apply(src, copyDir string, before Snap, changes []audit.FileChange) error {
+	cur, err := Snapshot(src)
 	if err != nil {
 		return err
 	}

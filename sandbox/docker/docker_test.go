@@ -1,4 +1,4 @@
-package sandbox_test
+package docker_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/testutil"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/sandbox/docker"
 	"github.com/agentbox/agentbox/sandbox/sandboxtest"
 )
 
@@ -113,7 +114,7 @@ func TestHardeningFromInspect(t *testing.T) {
 			t.Errorf("docker socket mounted")
 		}
 	}
-	if ins.Config.Labels[sandbox.LabelSession] != s.ID() || ins.Config.Labels[sandbox.LabelOwner] != sandbox.OwnerLabel() {
+	if ins.Config.Labels[docker.LabelSession] != s.ID() || ins.Config.Labels[docker.LabelOwner] != docker.OwnerLabel() {
 		t.Errorf("labels %v", ins.Config.Labels)
 	}
 	for _, e := range ins.Config.Env {

@@ -1,4 +1,4 @@
-package agent
+package workspace
 
 import (
 	"crypto/sha256"
@@ -111,7 +111,7 @@ func SnapshotWith(dir string, lim SnapshotLimits) (Snap, error) {
 // hashFile hashes p, refusing to follow a symlink or block on a FIFO that
 // replaced the file after it was listed.
 func hashFile(p string, listed fs.FileInfo) (string, int64, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|openNoFollow, 0)
+	f, err := os.OpenFile(p, os.O_RDONLY|OpenNoFollow, 0)
 	if err != nil {
 		return "", 0, err
 	}

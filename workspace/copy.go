@@ -1,4 +1,4 @@
-package batch
+package workspace
 
 import (
 	"errors"
@@ -16,9 +16,9 @@ const DefaultMaxCopyBytes int64 = 1 << 30
 // ErrTooLarge is returned for a source workspace over the size cap.
 var ErrTooLarge = errors.New("workspace too large to copy")
 
-// treeSize adds up the bytes of the regular files below dir (symlinks are
+// TreeSize adds up the bytes of the regular files below dir (symlinks are
 // not followed) and fails as soon as the total passes max.
-func treeSize(dir string, max int64) (int64, error) {
+func TreeSize(dir string, max int64) (int64, error) {
 	var total int64
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -149,9 +149,9 @@ func copyFile(src, dst string, listed fs.FileInfo) error {
 	return nil
 }
 
-// removeTree removes dir even when the sandbox left read-only directories
+// RemoveTree removes dir even when the sandbox left read-only directories
 // in it.
-func removeTree(dir string) error {
+func RemoveTree(dir string) error {
 	if err := os.RemoveAll(dir); err == nil {
 		return nil
 	}

@@ -1,5 +1,0 @@
-//go:build !unix
-
-package agent
-
-const openNoFollow = 0

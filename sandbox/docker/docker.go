@@ -1,0 +1,168 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/sandbox/wire"
+	"github.com/agentbox/agentbox/workspace"
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/client"
+)
+
+// Runtime is the sandbox.Runtime backed by a Docker engine.
+type Runtime struct {
+	eng   Engine
+	cli   *client.Client // set by Connect
+	owner string
+	host  string
+
+	mu   sync.Mutex
+	live map[string]*dockerSession
+}
+
+var _ sandbox.Runtime = (*Runtime)(nil)
+
+// New returns a Runtime on the given engine.
+func New(eng Engine) *Runtime {
+	return &Runtime{eng: eng, owner: OwnerLabel(), host: hostname(), live: map[string]*dockerSession{}}
+}
+
+// Start creates, attaches and starts one hardened container running the
+// executor, and completes the hello exchange. On any failure nothing is
+// left behind.
+func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Session, error) {
+	if err := checkConfig(&cfg); err != nil {
+		return nil, err
+	}
+	exe, err := sandbox.ExecutorBinary(cfg.ExecutorPath)
+	if err != nil {
+		return nil, err
+	}
+	img, err := d.eng.ImageInspect(ctx, cfg.Image)
+	if err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return nil, fmt.Errorf("%w: image %s is not on this engine; build it with `agentbox image build` (or `make image`)", sandbox.ErrImageMissing, cfg.Image)
+		}
+		return nil, fmt.Errorf("%w: inspecting image %s: %v", sandbox.ErrUnavailable, cfg.Image, shortErr(err))
+	}
+	id := cfg.SessionID
+	if id == "" {
+		id = sandbox.NewID()
+	}
+	ccfg, hc := containerSpec(cfg, exe, id, d.owner, d.host)
+	ccfg.Image = img.ID // run exactly the image inspected (and audited), not whatever the tag points to later
+	s := &dockerSession{rt: d, id: id, cfg: cfg, info: sandbox.Info{SessionID: id, Image: cfg.Image, ImageID: img.ID, Runtime: cfg.Runtime, User: ccfg.User}}
+	d.track(s)
+	resp, err := d.eng.ContainerCreate(ctx, ccfg, hc, nil, nil, "agentbox-"+id[:12])
+	if err != nil {
+		// The engine may have created it even though the call failed (the
+		// request was cancelled mid-flight): remove it by its label.
+		d.removeSession(context.WithoutCancel(ctx), id)
+		d.untrack(s)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: %w", sandbox.ErrClosed, context.Cause(ctx))
+		}
+		if cfg.Runtime != "" && strings.Contains(strings.ToLower(err.Error()), "runtime") {
+			return nil, fmt.Errorf("%w: the engine has no OCI runtime %q (sandbox.runtime in the policy): install and register it with the engine (gVisor: runsc), or set runtime: \"\"", sandbox.ErrUnavailable, cfg.Runtime)
+		}
+		return nil, fmt.Errorf("%w: creating the container: %v", sandbox.ErrUnavailable, shortErr(err))
+	}
+	s.setContainerID(resp.ID)
+	if len(resp.Warnings) > 0 {
+		// The engine accepted the container but could not apply part of
+		// its configuration (typically a limit): refuse to run unguarded.
+		_ = s.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("%w: the engine could not apply the sandbox configuration (%s); agentbox does not run unguarded — see agentbox doctor", sandbox.ErrUnavailable, strings.Join(resp.Warnings, "; "))
+	}
+	if s.closed.Load() {
+		// CloseAll ran while the container was being created.
+		d.removeSession(context.WithoutCancel(ctx), id)
+		return nil, fmt.Errorf("%w: the runtime was shut down while the sandbox started", sandbox.ErrClosed)
+	}
+	if err := s.connect(ctx); err != nil {
+		_ = s.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return s, nil
+}
+
+func checkConfig(cfg *sandbox.Config) error {
+	if cfg.SessionID != "" && !sandbox.ValidID(cfg.SessionID) {
+		return fmt.Errorf("%w: session id %q: want 12 to 64 hex digits", sandbox.ErrConfig, cfg.SessionID)
+	}
+	if cfg.Image == "" {
+		cfg.Image = "agentbox/base:latest"
+	}
+	ws, err := workspace.Resolve(cfg.Workspace)
+	if err != nil {
+		return err
+	}
+	cfg.Workspace = ws
+	switch cfg.WorkspaceMode {
+	case "":
+		cfg.WorkspaceMode = sandbox.WorkspaceRW
+	case sandbox.WorkspaceRW, sandbox.WorkspaceRO:
+	default:
+		return fmt.Errorf("%w: workspace mode %q: want rw or ro", sandbox.ErrConfig, cfg.WorkspaceMode)
+	}
+	switch cfg.Network {
+	case "":
+		cfg.Network = sandbox.NetworkNone
+	case sandbox.NetworkNone, sandbox.NetworkOpen:
+	default:
+		return fmt.Errorf("%w: network %q: want none or open", sandbox.ErrConfig, cfg.Network)
+	}
+	if cfg.CPUs <= 0 {
+		cfg.CPUs = 1
+	}
+	if cfg.MemoryBytes <= 0 {
+		cfg.MemoryBytes = 1 << 30
+	}
+	if cfg.MemoryBytes < 8<<20 {
+		return fmt.Errorf("%w: memory limit %d bytes is below the 8 MiB minimum", sandbox.ErrConfig, cfg.MemoryBytes)
+	}
+	if cfg.Pids <= 0 {
+		cfg.Pids = 256
+	}
+	if cfg.OutputCap <= 0 {
+		cfg.OutputCap = wire.DefaultOutputCap
+	}
+	if cfg.User == "" {
+		cfg.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+	}
+	return nil
+}
+
+func (d *Runtime) track(s *dockerSession) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.live[s.id] = s
+}
+
+func (d *Runtime) untrack(s *dockerSession) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.live, s.id)
+}
+
+// CloseAll removes every container this runtime started that is still
+// open. The CLI calls it on SIGINT/SIGTERM.
+func (d *Runtime) CloseAll(ctx context.Context) error {
+	d.mu.Lock()
+	var all []*dockerSession
+	for _, s := range d.live {
+		all = append(all, s)
+	}
+	d.mu.Unlock()
+	var errs []error
+	for _, s := range all {
+		errs = append(errs, s.Close(ctx))
+	}
+	return errors.Join(errs...)
+}

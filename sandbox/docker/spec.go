@@ -1,0 +1,65 @@
+package docker
+
+import (
+	"github.com/agentbox/agentbox/sandbox"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	"github.com/docker/go-units"
+)
+
+// executorPath is where the executor binary is mounted in the container.
+const executorPath = "/.agentbox/agentbox"
+
+// containerSpec is every hardening default of DESIGN.md in one place.
+func containerSpec(cfg sandbox.Config, exe, id, owner, host string) (*container.Config, *container.HostConfig) {
+	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp"}
+	for k, v := range cfg.Env {
+		env = append(env, k+"="+v)
+	}
+	netMode := "none"
+	if cfg.Network == sandbox.NetworkOpen {
+		netMode = "bridge"
+	}
+	yes := true
+	pids := cfg.Pids
+	ccfg := &container.Config{
+		Image:           cfg.Image,
+		Cmd:             []string{executorPath, "executor"},
+		Entrypoint:      []string{},
+		User:            cfg.User,
+		Env:             env,
+		WorkingDir:      sandbox.WorkspaceDir,
+		AttachStdin:     true,
+		AttachStdout:    true,
+		AttachStderr:    true,
+		OpenStdin:       true,
+		StdinOnce:       true,
+		NetworkDisabled: cfg.Network != sandbox.NetworkOpen,
+		Labels:          map[string]string{LabelSession: id, LabelOwner: owner, LabelHost: host},
+	}
+	hc := &container.HostConfig{
+		NetworkMode:    container.NetworkMode(netMode),
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		ReadonlyRootfs: true,
+		Tmpfs:          map[string]string{"/tmp": "rw,nosuid,nodev,size=64m,mode=1777"},
+		Init:           &yes,
+		Runtime:        cfg.Runtime,
+		LogConfig:      container.LogConfig{Type: "none"},
+		Resources: container.Resources{
+			Memory:     cfg.MemoryBytes,
+			MemorySwap: cfg.MemoryBytes,
+			NanoCPUs:   int64(cfg.CPUs * 1e9),
+			PidsLimit:  &pids,
+			Ulimits: []*units.Ulimit{
+				{Name: "nofile", Soft: 4096, Hard: 4096},
+				{Name: "core", Soft: 0, Hard: 0},
+			},
+		},
+		Mounts: []mount.Mount{
+			{Type: mount.TypeBind, Source: cfg.Workspace, Target: sandbox.WorkspaceDir, ReadOnly: cfg.WorkspaceMode == sandbox.WorkspaceRO},
+			{Type: mount.TypeBind, Source: exe, Target: executorPath, ReadOnly: true},
+		},
+	}
+	return ccfg, hc
+}

@@ -1,0 +1,222 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/agentbox/agentbox/sandbox"
+)
+
+// Grace is how long past a call's own timeout the host waits for the
+// executor's answer before it declares the executor dead.
+const Grace = 10 * time.Second
+
+// HelloTimeout bounds sandbox start-up: the executor's first answer.
+const HelloTimeout = 60 * time.Second
+
+// fileWait bounds a file request.
+const fileWait = 60 * time.Second
+
+// Transport is what a backend supplies to reach the executor: a byte
+// stream and a way to kill the sandbox. The Client does the rest (framing,
+// authentication, sequencing, deadlines, failing closed).
+type Transport struct {
+	// Stream carries the frames: writes go to the executor's stdin, reads
+	// return its stdout only. Optional methods are used when present:
+	// SetWriteDeadline(time.Time) error bounds writes (a stopped executor
+	// stops draining its stdin); CloseRead() error is called when the
+	// client stops reading; Close() error is called by Client.Close.
+	Stream io.ReadWriter
+	// Kill kills the sandbox. The client calls it when the channel can no
+	// longer be trusted (no answer in time, a bad or unsolicited frame).
+	Kill func(ctx context.Context) error
+	// Explain, if set, says why the channel ended (for example "killed:
+	// out of memory"); "" lets the client give a generic reason.
+	Explain func(err error) string
+	// Diag, if set, returns what the executor wrote to its stderr.
+	Diag func() string
+}
+
+type frame struct {
+	resp *Response
+	err  error
+}
+
+// Client is the host side of the protocol with one executor. Calls are
+// serialized; it is safe for concurrent use.
+type Client struct {
+	t      Transport
+	key    []byte
+	frames chan frame
+	done   chan struct{} // closed by Close: the reader stops delivering
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex // one request at a time
+	nextID uint64
+	broken error
+
+	closeOnce sync.Once
+}
+
+// NewClient starts reading frames from t.Stream under a fresh session key.
+// Call Hello once the executor runs, and Close when done.
+func NewClient(t Transport) *Client {
+	c := &Client{t: t, key: make([]byte, 32), frames: make(chan frame, 1), done: make(chan struct{})}
+	_, _ = rand.Read(c.key)
+	c.wg.Add(1)
+	go c.read()
+	return c
+}
+
+func (c *Client) read() {
+	defer c.wg.Done()
+	defer close(c.frames)
+	if cr, ok := c.t.Stream.(interface{ CloseRead() error }); ok {
+		defer cr.CloseRead() // unblocks whatever feeds the stream
+	}
+	for {
+		resp, err := ReadResponse(c.t.Stream, c.key)
+		select {
+		case c.frames <- frame{resp: resp, err: err}:
+		case <-c.done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Hello hands the executor the session key and its settings: the output
+// cap in bytes and whether background processes survive a call.
+func (c *Client) Hello(ctx context.Context, outputCap int, keep bool) error {
+	resp, err := c.roundTrip(ctx, &Request{Op: OpHello, Key: c.key, Cap: outputCap, Keep: keep}, HelloTimeout)
+	if err != nil {
+		return err
+	}
+	if resp.Error != "" {
+		return fmt.Errorf("%w: executor refused hello: %s", sandbox.ErrExecutor, resp.Error)
+	}
+	return nil
+}
+
+// roundTrip sends one request and waits for its answer for at most wait.
+// Anything wrong with the channel breaks the client for good and kills
+// the sandbox: fail closed.
+func (c *Client) roundTrip(ctx context.Context, req *Request, wait time.Duration) (*Response, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken != nil {
+		return nil, c.broken
+	}
+	c.nextID++
+	req.ID = c.nextID
+	// A frame nobody asked for means the channel is not ours alone.
+	select {
+	case f := <-c.frames:
+		return nil, c.fail(fmt.Errorf("%w: unsolicited answer from the executor (%v); the sandbox was killed", sandbox.ErrExecutor, f.err))
+	default:
+	}
+	key := c.key
+	if req.Op == OpHello {
+		key = nil // the hello carries the key
+	}
+	var buf bytes.Buffer
+	if err := WriteRequest(&buf, key, req); err != nil {
+		return nil, fmt.Errorf("request too large: %w", err)
+	}
+	if werr := c.write(ctx, buf.Bytes(), wait); werr != nil {
+		if ctx.Err() != nil {
+			return nil, c.fail(fmt.Errorf("%w: %w", sandbox.ErrClosed, ctx.Err()))
+		}
+		return nil, c.fail(fmt.Errorf("%w: sending request: %w%s", sandbox.ErrExecutor, werr, c.diag()))
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case f, ok := <-c.frames:
+		if !ok || f.err != nil {
+			err := io.EOF
+			if ok {
+				err = f.err
+			}
+			return nil, c.fail(fmt.Errorf("%w: %s%s", sandbox.ErrExecutor, c.reason(err), c.diag()))
+		}
+		if f.resp.ID != req.ID {
+			return nil, c.fail(fmt.Errorf("%w: answer for request %d while waiting for %d", sandbox.ErrExecutor, f.resp.ID, req.ID))
+		}
+		return f.resp, nil
+	case <-timer.C:
+		return nil, c.fail(fmt.Errorf("%w: no answer within %s; the sandbox was killed", sandbox.ErrExecutor, wait))
+	case <-ctx.Done():
+		return nil, c.fail(fmt.Errorf("%w: %w", sandbox.ErrClosed, ctx.Err()))
+	}
+}
+
+// write sends b. The write must not outlive the call either: a stopped
+// executor stops draining its stdin, and a large request would block for
+// good.
+func (c *Client) write(ctx context.Context, b []byte, wait time.Duration) error {
+	dl, ok := c.t.Stream.(interface{ SetWriteDeadline(time.Time) error })
+	if !ok {
+		_, err := c.t.Stream.Write(b)
+		return err
+	}
+	_ = dl.SetWriteDeadline(time.Now().Add(wait))
+	stop := context.AfterFunc(ctx, func() { _ = dl.SetWriteDeadline(time.Unix(1, 0)) })
+	defer stop()
+	_, err := c.t.Stream.Write(b)
+	return err
+}
+
+// fail marks the client broken and kills the sandbox.
+func (c *Client) fail(err error) error {
+	c.broken = err
+	if c.t.Kill != nil {
+		kctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = c.t.Kill(kctx)
+	}
+	return err
+}
+
+func (c *Client) reason(err error) string {
+	if c.t.Explain != nil {
+		if s := c.t.Explain(err); s != "" {
+			return s
+		}
+	}
+	if errors.Is(err, io.EOF) {
+		return "the executor closed the channel"
+	}
+	return "bad answer from the executor: " + err.Error()
+}
+
+func (c *Client) diag() string {
+	if c.t.Diag != nil {
+		if t := c.t.Diag(); t != "" {
+			return "; executor said: " + t
+		}
+	}
+	return ""
+}
+
+// Close stops the reader, closes the stream if it is an io.Closer and
+// waits for the reader to return. It does not kill the sandbox.
+func (c *Client) Close() error {
+	var err error
+	c.closeOnce.Do(func() {
+		close(c.done)
+		if cl, ok := c.t.Stream.(io.Closer); ok {
+			err = cl.Close()
+		}
+		c.wg.Wait()
+	})
+	return err
+}

@@ -1,0 +1,72 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agentbox/agentbox/sandbox"
+)
+
+// Exec runs one command in the sandbox.
+func (c *Client) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.ExecResult, error) {
+	timeout := req.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	timeout = max(timeout, time.Millisecond) // the executor counts whole milliseconds
+	resp, err := c.roundTrip(ctx, &Request{Op: OpExec, Command: req.Command, TimeoutMS: timeout.Milliseconds()}, timeout+Grace)
+	if err != nil {
+		return sandbox.ExecResult{}, err
+	}
+	if resp.Error != "" {
+		return sandbox.ExecResult{}, fmt.Errorf("%w: %s", sandbox.ErrExecutor, resp.Error)
+	}
+	d := time.Duration(resp.DurationNS)
+	return sandbox.ExecResult{
+		ExitCode: resp.ExitCode, TimedOut: resp.TimedOut, OOMKilled: resp.OOMKilled,
+		Duration: d, DurationMS: d.Milliseconds(),
+		Output: resp.Output, OutputBytes: resp.OutputBytes, OutputSHA: resp.OutputSHA, Truncated: resp.Truncated,
+	}, nil
+}
+
+func wireRules(r *sandbox.FileRules) *Rules {
+	if r == nil {
+		return nil
+	}
+	return &Rules{Allow: r.Allow, Deny: r.Deny}
+}
+
+func fileErr(resp *Response) error {
+	if resp.Error == "" {
+		return nil
+	}
+	return &sandbox.FileError{Msg: resp.Error, Resolved: string(resp.Resolved), Rule: resp.Rule, Denied: resp.Denied}
+}
+
+// ReadFile reads a file below the workspace.
+func (c *Client) ReadFile(ctx context.Context, req sandbox.ReadRequest) (sandbox.ReadResult, error) {
+	resp, err := c.roundTrip(ctx, &Request{Op: OpRead, Path: []byte(req.Path), Offset: req.Offset, Limit: req.Limit, Rules: wireRules(req.Rules)}, fileWait)
+	if err != nil {
+		return sandbox.ReadResult{}, err
+	}
+	if err := fileErr(resp); err != nil {
+		return sandbox.ReadResult{}, err
+	}
+	return sandbox.ReadResult{Content: resp.Content, Size: resp.Size, Resolved: string(resp.Resolved), SHA256: resp.SHA256}, nil
+}
+
+// WriteFile writes a file below the workspace atomically.
+func (c *Client) WriteFile(ctx context.Context, req sandbox.WriteRequest) (sandbox.WriteResult, error) {
+	if len(req.Content) > MaxFileBytes {
+		return sandbox.WriteResult{}, &sandbox.FileError{Msg: fmt.Sprintf("write_file: content is %d bytes, over the %d-byte cap", len(req.Content), MaxFileBytes)}
+	}
+	resp, err := c.roundTrip(ctx, &Request{Op: OpWrite, Path: []byte(req.Path), Content: req.Content, Rules: wireRules(req.Rules), Write: true}, fileWait)
+	if err != nil {
+		return sandbox.WriteResult{}, err
+	}
+	if err := fileErr(resp); err != nil {
+		return sandbox.WriteResult{}, err
+	}
+	return sandbox.WriteResult{Resolved: string(resp.Resolved), Bytes: resp.Size, SHA256: resp.SHA256}, nil
+}
