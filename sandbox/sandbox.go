@@ -56,6 +56,7 @@ type Config struct {
 	OutputCap      int               // bytes of output kept per call (head + tail)
 	ExecutorPath   string            // static agentbox binary to mount; "" = os.Executable
 	SessionID      string            // "" = a new random id (see NewID)
+	Enforce        Enforcement       // exec-time rules, effects check, dead man's switch
 
 	// ReadDeny and WriteDeny are the policy's files.read.deny and
 	// files.write.deny globs (relative to /workspace). At start, every
@@ -99,6 +100,12 @@ type ExecResult struct {
 	OutputBytes int64         `json:"output_bytes"`
 	OutputSHA   string        `json:"output_sha256"`
 	Truncated   bool          `json:"truncated"`
+	// What the executor saw: programs run (capped), execs it stopped,
+	// forbidden effects it undid.
+	Programs        []ProgramCount `json:"programs,omitempty"`
+	ProgramsDropped int            `json:"programs_dropped,omitempty"`
+	DeniedExecs     []DeniedExec   `json:"denied_execs,omitempty"`
+	Alarms          []Alarm        `json:"alarms,omitempty"`
 }
 
 // ReadRequest reads a regular file below /workspace.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/agentbox/agentbox/sandbox/wire"
@@ -139,6 +140,11 @@ func checkConfig(cfg *sandbox.Config) error {
 	if cfg.Pids <= 0 {
 		cfg.Pids = 256
 	}
+	if cfg.Enforce.Heartbeat == 0 {
+		// The executor's dead man's switch: it kills everything within
+		// three intervals of losing this process.
+		cfg.Enforce.Heartbeat = DefaultHeartbeat
+	}
 	if cfg.OutputCap <= 0 {
 		cfg.OutputCap = wire.DefaultOutputCap
 	}
@@ -175,3 +181,7 @@ func (d *Runtime) CloseAll(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// DefaultHeartbeat is how often the host pings the executor by default;
+// the executor kills every process after three silent intervals.
+const DefaultHeartbeat = 2 * time.Second

@@ -88,7 +88,7 @@ func (s *dockerSession) connect(ctx context.Context) error {
 	if err := s.rt.eng.ContainerStart(ctx, cid, container.StartOptions{}); err != nil {
 		return fmt.Errorf("%w: starting the container: %v", sandbox.ErrUnavailable, shortErr(err))
 	}
-	return s.Hello(ctx, s.cfg.OutputCap, s.cfg.KeepBackground)
+	return s.HelloConfig(ctx, s.cfg)
 }
 
 // exitReason explains a dead channel from the container's state, or
