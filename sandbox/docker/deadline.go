@@ -19,6 +19,10 @@ import (
 // agentbox past its call timeout.
 var EngineTimeout = 30 * time.Second
 
+// killTimeout bounds removing a sandbox whose channel broke: the call is
+// already over its time.
+const killTimeout = 10 * time.Second
+
 // ErrNoAnswer is wrapped by the error of an engine call that got no answer
 // within EngineTimeout (it also matches sandbox.ErrUnavailable).
 var ErrNoAnswer = errors.New("no answer from the engine")

@@ -131,7 +131,9 @@ func TestEffectsUndoneInContainer(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(ws, "tool")); err == nil && fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
 		t.Fatalf("set-id file left on the host: %v", fi.Mode())
 	}
-	if len(res.Alarms) < 4 {
+	// Three alarms: seccomp refuses the chmod 4755 itself, so no set-id bit
+	// is left for the effects check to clear.
+	if len(res.Alarms) < 3 {
 		t.Fatalf("alarms: %+v", res.Alarms)
 	}
 }

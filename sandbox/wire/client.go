@@ -142,7 +142,7 @@ func (c *Client) roundTrip(ctx context.Context, req *Request, wait time.Duration
 	// A frame nobody asked for means the channel is not ours alone.
 	select {
 	case f := <-c.frames:
-		return nil, c.fail(fmt.Errorf("%w: unsolicited answer from the executor (%v); the sandbox was killed", sandbox.ErrExecutor, f.err))
+		return nil, c.failKilled(fmt.Errorf("%w: unsolicited answer from the executor (%v)", sandbox.ErrExecutor, f.err))
 	default:
 	}
 	if err := c.send(ctx, req, wait); err != nil {
@@ -173,7 +173,7 @@ func (c *Client) roundTrip(ctx context.Context, req *Request, wait time.Duration
 				return nil, err
 			}
 		case <-timer.C:
-			return nil, c.fail(fmt.Errorf("%w: no answer within %s; the sandbox was killed", sandbox.ErrExecutor, wait))
+			return nil, c.failKilled(fmt.Errorf("%w: no answer within %s", sandbox.ErrExecutor, wait))
 		case <-ctx.Done():
 			return nil, c.fail(fmt.Errorf("%w: %w", sandbox.ErrClosed, ctx.Err()))
 		}
@@ -261,14 +261,35 @@ func (c *Client) write(ctx context.Context, b []byte, wait time.Duration) error 
 }
 
 // fail marks the client broken and kills the sandbox.
+// When the kill itself fails (the engine stalled or died), the error says
+// so: the sandbox may still exist.
 func (c *Client) fail(err error) error {
-	c.broken = err
-	if c.t.Kill != nil {
-		kctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = c.t.Kill(kctx)
+	if kerr := c.kill(); kerr != nil {
+		err = fmt.Errorf("%w; %w", err, kerr)
 	}
+	c.broken = err
 	return err
+}
+
+// failKilled is fail for an error that should say the sandbox is gone
+// once it is.
+func (c *Client) failKilled(err error) error {
+	if kerr := c.kill(); kerr != nil {
+		err = fmt.Errorf("%w; %w", err, kerr)
+	} else {
+		err = fmt.Errorf("%w; the sandbox was killed", err)
+	}
+	c.broken = err
+	return err
+}
+
+func (c *Client) kill() error {
+	if c.t.Kill == nil {
+		return nil
+	}
+	kctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return c.t.Kill(kctx)
 }
 
 func (c *Client) reason(err error) string {

@@ -1,0 +1,204 @@
+package docker_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/testutil"
+	"github.com/agentbox/agentbox/sandbox/docker"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+)
+
+// privateEngine is a second dockerd on its own socket, data root and
+// containerd: the test may kill it, never the machine's engine.
+type privateEngine struct {
+	dir  string
+	host string
+	cmd  *exec.Cmd
+}
+
+func (e *privateEngine) start(t *testing.T) *client.Client {
+	t.Helper()
+	conf := filepath.Join(e.dir, "daemon.json")
+	if err := os.WriteFile(conf, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.cmd = exec.Command("dockerd", "--config-file", conf,
+		"--host", e.host, "--data-root", filepath.Join(e.dir, "root"), "--exec-root", filepath.Join(e.dir, "exec"),
+		"--pidfile", filepath.Join(e.dir, "pid"), "--bridge", "none", "--iptables=false", "--ip-masq=false",
+		"--storage-driver", "fuse-overlayfs", "--cgroup-parent", "agentbox-enginedeath", "--log-level", "error")
+	log, err := os.OpenFile(filepath.Join(e.dir, "dockerd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	e.cmd.Stdout, e.cmd.Stderr = log, log
+	e.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := e.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cli, err := client.NewClientWithOpts(client.WithHost(e.host), client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 60*time.Second, "the private engine to answer", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := cli.Ping(ctx)
+		return err == nil
+	})
+	return cli
+}
+
+// kill9 kills the engine and waits for it; its containerd and shims stay.
+func (e *privateEngine) kill9() {
+	_ = e.cmd.Process.Signal(syscall.SIGKILL)
+	_ = e.cmd.Wait()
+}
+
+// stop ends the engine and everything of its process group.
+func (e *privateEngine) stop() {
+	if e.cmd == nil || e.cmd.Process == nil {
+		return
+	}
+	_ = e.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = e.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+}
+
+// TestEngineDeathMidCommand kills the engine while a command runs that
+// would write the workspace later: agentbox exits 125 saying what is
+// known, the workspace never changes (the executor's dead man's switch
+// kills the command), and once the engine is back the sandbox no longer
+// runs and gc removes it.
+func TestEngineDeathMidCommand(t *testing.T) {
+	testutil.RequireDocker(t)
+	bin := testutil.Binary(t)
+	if os.Getenv("AGENTBOX_ENGINE_DEATH_TEST") != "1" {
+		t.Skip("starts a second dockerd and loads the image into it (about a minute): set AGENTBOX_ENGINE_DEATH_TEST=1 to run it")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("a second dockerd needs root")
+	}
+	if _, err := exec.LookPath("dockerd"); err != nil {
+		t.Skip("dockerd not installed")
+	}
+	dir, err := os.MkdirTemp("", "abX")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	e := &privateEngine{dir: dir, host: "unix://" + filepath.Join(dir, "docker.sock")}
+	cli := e.start(t)
+	t.Cleanup(func() {
+		// Whatever the outcome: no container, then no engine, left behind.
+		if c, err := client.NewClientWithOpts(client.WithHost(e.host), client.WithAPIVersionNegotiation()); err == nil {
+			ids, _ := docker.ListSandboxes(context.Background(), c, "")
+			for _, id := range ids {
+				_ = c.ContainerRemove(context.Background(), id, container.RemoveOptions{Force: true})
+			}
+		}
+		e.stop()
+	})
+
+	save := exec.Command("docker", "save", testutil.Image)
+	load := exec.Command("docker", "-H", e.host, "load", "-q")
+	pipe, err := save.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	load.Stdin = pipe
+	if err := save.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := load.CombinedOutput(); err != nil {
+		t.Fatalf("loading the image into the private engine: %v %s", err, out)
+	}
+	if err := save.Wait(); err != nil {
+		t.Fatal(err)
+	}
+
+	ws := t.TempDir()
+	env := append(os.Environ(), "DOCKER_HOST="+e.host, "AGENTBOX_AUDIT="+filepath.Join(dir, "audit.jsonl"))
+	const writeAfter = 15 * time.Second
+	run := exec.Command(bin, "exec", "-w", ws, "--approve", "allow", "--timeout", "60s", "--", "sleep 15; echo changed > marker")
+	run.Env = env
+	var stderr bytes.Buffer
+	run.Stderr = &stderr
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	exited := make(chan error, 1)
+	go func() { exited <- run.Wait() }()
+
+	running := func() []container.Summary {
+		list, err := cli.ContainerList(context.Background(), container.ListOptions{Filters: filters.NewArgs(filters.Arg("label", docker.LabelSession))})
+		if err != nil {
+			return nil
+		}
+		return list
+	}
+	testutil.Eventually(t, 60*time.Second, "the sandbox to run on the private engine", func() bool { return len(running()) == 1 })
+	id := running()[0].ID
+	e.kill9()
+
+	select {
+	case err := <-exited:
+		code := -1
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		t.Logf("agentbox exited %d: %s", code, stderr.String())
+		if code != 125 {
+			t.Errorf("exit %d (%v), want 125; stderr: %s", code, err, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "may still exist") || !strings.Contains(stderr.String(), "agentbox gc") {
+			t.Errorf("the error should say what is known: %s", stderr.String())
+		}
+	case <-time.After(90 * time.Second):
+		_ = run.Process.Kill()
+		t.Fatalf("agentbox did not return after the engine died; stderr: %s", stderr.String())
+	}
+
+	// Poll past the time the command would have written the workspace.
+	deadline := started.Add(writeAfter + 10*time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(filepath.Join(ws, "marker")); err == nil {
+			t.Fatalf("the workspace changed after agentbox returned")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	cli = e.start(t)
+	testutil.Eventually(t, 60*time.Second, "the sandbox to have stopped", func() bool {
+		ins, err := cli.ContainerInspect(context.Background(), id)
+		return err != nil || ins.State == nil || !ins.State.Running
+	})
+	gc := exec.Command(bin, "gc")
+	gc.Env = env
+	if out, err := gc.CombinedOutput(); err != nil {
+		t.Fatalf("gc: %v %s", err, out)
+	}
+	if ids, _ := docker.ListSandboxes(context.Background(), cli, ""); len(ids) != 0 {
+		t.Errorf("sandboxes left on the engine after gc: %v", ids)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "marker")); err == nil {
+		t.Fatalf("the workspace changed")
+	}
+}
