@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -247,8 +248,11 @@ func TestDefaultUserIsTheWorkspaceOwner(t *testing.T) {
 		t.Errorf("id -u: %s", res.Output)
 	}
 	fi, err := os.Stat(filepath.Join(ws, "made"))
-	if err != nil || fi.Sys().(interface{}) == nil {
+	if err != nil {
 		t.Fatal(err)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != 1000 {
+		t.Errorf("the file the sandbox made belongs to %+v, want uid 1000", fi.Sys())
 	}
 	root := testutil.StartWith(t, testutil.Config(t, t.TempDir()))
 	if root.Info().User != "0:0" {
