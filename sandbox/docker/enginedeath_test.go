@@ -18,8 +18,9 @@ import (
 	"github.com/docker/docker/client"
 )
 
-// privateEngine is a second dockerd on its own socket, data root and
-// containerd: the test may kill it, never the machine's engine.
+// privateEngine is a second dockerd on its own socket, data root,
+// containerd and network namespace: the test may kill it, never the
+// machine's engine.
 type privateEngine struct {
 	dir  string
 	host string
@@ -32,7 +33,10 @@ func (e *privateEngine) start(t *testing.T) *client.Client {
 	if err := os.WriteFile(conf, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.cmd = exec.Command("dockerd", "--config-file", conf,
+	// Its own network namespace: a dockerd started with --bridge none
+	// deletes the host's docker0 interface, which the machine's engine
+	// needs (it happened).
+	e.cmd = exec.Command("unshare", "--net", "--", "dockerd", "--config-file", conf,
 		"--host", e.host, "--data-root", filepath.Join(e.dir, "root"), "--exec-root", filepath.Join(e.dir, "exec"),
 		"--pidfile", filepath.Join(e.dir, "pid"), "--bridge", "none", "--iptables=false", "--ip-masq=false",
 		"--storage-driver", "fuse-overlayfs", "--cgroup-parent", "agentbox-enginedeath", "--log-level", "error")
@@ -95,8 +99,10 @@ func TestEngineDeathMidCommand(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("a second dockerd needs root")
 	}
-	if _, err := exec.LookPath("dockerd"); err != nil {
-		t.Skip("dockerd not installed")
+	for _, tool := range []string{"dockerd", "unshare"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
 	}
 	dir, err := os.MkdirTemp("", "abX")
 	if err != nil {

@@ -28,7 +28,11 @@ const maskDirPrefix = "agentbox-masks-"
 // prepareMasks plans the masks of cfg's deny globs over its workspace and
 // creates the empties they need. The host files are never touched.
 func prepareMasks(ctx context.Context, cfg sandbox.Config, id string) (*fileMasks, error) {
-	entries, err := planMasks(ctx, cfg.Workspace, cfg.ReadDeny, cfg.WriteDeny, !sameUser(cfg.User))
+	writeDeny := cfg.WriteDeny
+	if cfg.WorkspaceMode == sandbox.WorkspaceRO {
+		writeDeny = nil // the whole workspace is read-only already
+	}
+	entries, err := planMasks(ctx, cfg.Workspace, cfg.ReadDeny, writeDeny, !sameUser(cfg.User))
 	if err != nil {
 		return nil, err
 	}
