@@ -85,11 +85,11 @@ func (e *privateEngine) stop() {
 	}
 }
 
-// TestEngineDeathMidCommand kills the engine while a command runs that
-// would write the workspace later: agentbox exits 125 saying what is
-// known, the workspace never changes (the executor's dead man's switch
-// kills the command), and once the engine is back the sandbox no longer
-// runs and gc removes it.
+// TestEngineDeathMidCommand kills (or stalls) the engine while a command
+// runs that would write the workspace later: agentbox exits 125 saying
+// what is known, the workspace never changes (the executor's dead man's
+// switch kills the command), and once the engine is back the sandbox no
+// longer runs and gc removes it.
 func TestEngineDeathMidCommand(t *testing.T) {
 	testutil.RequireDocker(t)
 	bin := testutil.Binary(t)
@@ -139,10 +139,21 @@ func TestEngineDeathMidCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	for _, fault := range []string{"killed", "stalled"} {
+		t.Run(fault, func(t *testing.T) {
+			cli = engineFault(t, e, cli, bin, fault)
+		})
+	}
+}
+
+// engineFault runs a command that would write the workspace after 15 s,
+// then kills (kill -9) or stalls (SIGSTOP) the engine; it returns the
+// client of the engine once it is back.
+func engineFault(t *testing.T, e *privateEngine, cli *client.Client, bin, fault string) *client.Client {
 	ws := t.TempDir()
-	env := append(os.Environ(), "DOCKER_HOST="+e.host, "AGENTBOX_AUDIT="+filepath.Join(dir, "audit.jsonl"))
+	env := append(os.Environ(), "DOCKER_HOST="+e.host, "AGENTBOX_AUDIT="+filepath.Join(e.dir, "audit.jsonl"))
 	const writeAfter = 15 * time.Second
-	run := exec.Command(bin, "exec", "-w", ws, "--approve", "allow", "--timeout", "60s", "--", "sleep 15; echo changed > marker")
+	run := exec.Command(bin, "exec", "-w", ws, "--approve", "allow", "--timeout", "20s", "--", "sleep 15; echo changed > marker")
 	run.Env = env
 	var stderr bytes.Buffer
 	run.Stderr = &stderr
@@ -162,7 +173,13 @@ func TestEngineDeathMidCommand(t *testing.T) {
 	}
 	testutil.Eventually(t, 60*time.Second, "the sandbox to run on the private engine", func() bool { return len(running()) == 1 })
 	id := running()[0].ID
-	e.kill9()
+	want := "may still exist"
+	if fault == "killed" {
+		e.kill9()
+	} else {
+		_ = e.cmd.Process.Signal(syscall.SIGSTOP)
+		want = "no answer from the engine"
+	}
 
 	select {
 	case err := <-exited:
@@ -170,16 +187,18 @@ func TestEngineDeathMidCommand(t *testing.T) {
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()
 		}
-		t.Logf("agentbox exited %d: %s", code, stderr.String())
+		t.Logf("agentbox exited %d after %s: %s", code, time.Since(started).Round(time.Second), stderr.String())
 		if code != 125 {
 			t.Errorf("exit %d (%v), want 125; stderr: %s", code, err, stderr.String())
 		}
-		if !strings.Contains(stderr.String(), "may still exist") || !strings.Contains(stderr.String(), "agentbox gc") {
-			t.Errorf("the error should say what is known: %s", stderr.String())
+		for _, w := range []string{want, "may still exist", "agentbox gc"} {
+			if !strings.Contains(stderr.String(), w) {
+				t.Errorf("the error should say %q: %s", w, stderr.String())
+			}
 		}
-	case <-time.After(90 * time.Second):
+	case <-time.After(120 * time.Second):
 		_ = run.Process.Kill()
-		t.Fatalf("agentbox did not return after the engine died; stderr: %s", stderr.String())
+		t.Fatalf("agentbox did not return after the engine %s; stderr: %s", fault, stderr.String())
 	}
 
 	// Poll past the time the command would have written the workspace.
@@ -191,20 +210,28 @@ func TestEngineDeathMidCommand(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	cli = e.start(t)
+	if fault == "killed" {
+		cli = e.start(t)
+	} else {
+		_ = e.cmd.Process.Signal(syscall.SIGCONT)
+	}
 	testutil.Eventually(t, 60*time.Second, "the sandbox to have stopped", func() bool {
 		ins, err := cli.ContainerInspect(context.Background(), id)
 		return err != nil || ins.State == nil || !ins.State.Running
 	})
-	gc := exec.Command(bin, "gc")
-	gc.Env = env
-	if out, err := gc.CombinedOutput(); err != nil {
-		t.Fatalf("gc: %v %s", err, out)
-	}
-	if ids, _ := docker.ListSandboxes(context.Background(), cli, ""); len(ids) != 0 {
-		t.Errorf("sandboxes left on the engine after gc: %v", ids)
-	}
+	// A resumed engine may still be working through the removals asked
+	// of it while it was stopped: gc until nothing is left.
+	testutil.Eventually(t, 60*time.Second, "gc to leave no sandbox on the engine", func() bool {
+		gc := exec.Command(bin, "gc")
+		gc.Env = env
+		if out, err := gc.CombinedOutput(); err != nil {
+			t.Logf("gc: %v %s", err, out)
+		}
+		ids, err := docker.ListSandboxes(context.Background(), cli, "")
+		return err == nil && len(ids) == 0
+	})
 	if _, err := os.Stat(filepath.Join(ws, "marker")); err == nil {
 		t.Fatalf("the workspace changed")
 	}
+	return cli
 }
