@@ -18,6 +18,8 @@ import (
 // own PID namespace and `agentbox gc` outside it: the sandbox survives
 // while its owner lives and after it died (gc cannot prove that from
 // here); gc run inside that namespace after the owner died removes it.
+// (Until every branch has this gc, an older agentbox binary's gc on the
+// same engine may remove the sandbox itself and fail this test.)
 func TestGCLeavesOtherPIDNamespacesAlone(t *testing.T) {
 	cli := testutil.RequireDocker(t)
 	bin := testutil.Binary(t)
@@ -79,8 +81,6 @@ until [ -e "$DIR/go2" ]; do sleep 0.05; done
 	gcOutside("owner dead")
 	_ = os.WriteFile(flag("go2"), nil, 0o644)
 	testutil.Eventually(t, 60*time.Second, "gc inside the namespace", func() bool { _, err := os.Stat(flag("done")); return err == nil })
-	if find() != "" {
-		out, _ := os.ReadFile(flag("gc.out"))
-		t.Fatalf("gc inside the namespace left the dead owner's sandbox: %s", out)
-	}
+	// Removal may still be in progress (gc reports a conflict as done).
+	testutil.Eventually(t, 30*time.Second, "gc inside the namespace to remove the dead owner's sandbox", func() bool { return find() == "" })
 }
