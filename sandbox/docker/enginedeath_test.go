@@ -19,7 +19,7 @@ import (
 )
 
 // privateEngine is a second dockerd on its own socket, data root,
-// containerd and network namespace: the test may kill it, never the
+// containerd, network and mount namespaces: the test may kill it, never the
 // machine's engine.
 type privateEngine struct {
 	dir  string
@@ -36,7 +36,9 @@ func (e *privateEngine) start(t *testing.T) *client.Client {
 	// Its own network namespace: a dockerd started with --bridge none
 	// deletes the host's docker0 interface, which the machine's engine
 	// needs (it happened).
-	e.cmd = exec.Command("unshare", "--net", "--", "dockerd", "--config-file", conf,
+	// And its own mount namespace: dockerd leaves its data root mounted
+	// over itself after it exits.
+	e.cmd = exec.Command("unshare", "--net", "--mount", "--propagation", "private", "--", "dockerd", "--config-file", conf,
 		"--host", e.host, "--data-root", filepath.Join(e.dir, "root"), "--exec-root", filepath.Join(e.dir, "exec"),
 		"--pidfile", filepath.Join(e.dir, "pid"), "--bridge", "none", "--iptables=false", "--ip-masq=false",
 		"--storage-driver", "fuse-overlayfs", "--cgroup-parent", "agentbox-enginedeath", "--log-level", "error")
