@@ -9,7 +9,9 @@ require (
 	github.com/docker/docker v28.5.2+incompatible
 	github.com/docker/go-units v0.5.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/moby/profiles/seccomp v0.3.0
 	github.com/opencontainers/image-spec v1.1.1
+	github.com/opencontainers/runtime-spec v1.2.1
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/sys v0.50.0

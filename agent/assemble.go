@@ -25,7 +25,10 @@ func SandboxConfig(p *policy.Policy, workspace string) sandbox.Config {
 			env[name] = v
 		}
 	}
+	_, readDeny := p.FileRules(false)
+	_, writeDeny := p.FileRules(true)
 	return sandbox.Config{
+		ReadDeny: readDeny, WriteDeny: writeDeny, SessionTimeout: st.SessionTimeout,
 		Image: st.Image, Runtime: st.Runtime, Workspace: workspace, WorkspaceMode: mode,
 		Network: st.Network, User: st.User, CPUs: st.CPUs, MemoryBytes: st.MemoryBytes, Pids: st.Pids,
 		Env: env, KeepBackground: st.Background == "keep", OutputCap: int(st.OutputMaxBytes),

@@ -56,6 +56,19 @@ type Config struct {
 	OutputCap      int               // bytes of output kept per call (head + tail)
 	ExecutorPath   string            // static agentbox binary to mount; "" = os.Executable
 	SessionID      string            // "" = a new random id (see NewID)
+	Enforce        Enforcement       // exec-time rules, effects check, dead man's switch
+
+	// ReadDeny and WriteDeny are the policy's files.read.deny and
+	// files.write.deny globs (relative to /workspace). At start, every
+	// existing workspace path ReadDeny matches is hidden by the kernel (an
+	// empty read-only file or directory mounted over it) and every one
+	// WriteDeny matches is mounted read-only; too many matches refuse.
+	ReadDeny  []string
+	WriteDeny []string
+	// SessionTimeout is how long the session may last (0 = not said); gc
+	// removes a sandbox whose owner it cannot prove dead only once it is
+	// far older than this.
+	SessionTimeout time.Duration
 }
 
 // Info describes a started session.
@@ -66,6 +79,7 @@ type Info struct {
 	ImageID     string `json:"image_id"`
 	Runtime     string `json:"runtime,omitempty"`
 	User        string `json:"user"`
+	Masked      int    `json:"masked,omitempty"` // workspace paths the file rules protect by mounts
 }
 
 // ExecRequest runs one bash command in /workspace.
@@ -86,6 +100,12 @@ type ExecResult struct {
 	OutputBytes int64         `json:"output_bytes"`
 	OutputSHA   string        `json:"output_sha256"`
 	Truncated   bool          `json:"truncated"`
+	// What the executor saw: programs run (capped), execs it stopped,
+	// forbidden effects it undid.
+	Programs        []ProgramCount `json:"programs,omitempty"`
+	ProgramsDropped int            `json:"programs_dropped,omitempty"`
+	DeniedExecs     []DeniedExec   `json:"denied_execs,omitempty"`
+	Alarms          []Alarm        `json:"alarms,omitempty"`
 }
 
 // ReadRequest reads a regular file below /workspace.

@@ -11,7 +11,7 @@ import (
 // sandbox.Runtime, and removal of sandboxes whose owner is gone.
 type backend interface {
 	sandbox.Runtime
-	GC(ctx context.Context) ([]string, error)
+	GC(ctx context.Context) ([]sandbox.Removed, error)
 }
 
 var _ backend = (*docker.Runtime)(nil)

@@ -17,7 +17,7 @@ func executorCommand() *cli.Command {
 		Hidden: true,
 		Usage:  "serve sandbox requests on stdin/stdout (runs inside the container)",
 		Action: func(c *cli.Context) error {
-			s := &executor.Server{Version: agentbox.Version, Match: matchFile}
+			s := &executor.Server{Version: agentbox.Version, Match: matchFile, LoadJudge: loadJudge}
 			if err := s.Serve(os.Stdin, os.Stdout); err != nil {
 				return exitWith(exitFailed, err)
 			}

@@ -9,12 +9,12 @@ import (
 func gcCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "gc",
-		Usage: "remove sandboxes whose owner process is gone (never anyone else's)",
+		Usage: "remove sandboxes whose owner process is proven gone (never a live one; unprovable ones only 24h past their session timeout)",
 		Action: func(c *cli.Context) error {
 			return withRuntime(c.Context, func(rt backend) error {
 				removed, err := rt.GC(c.Context)
-				for _, id := range removed {
-					fmt.Fprintf(c.App.Writer, "removed %s\n", id[:12])
+				for _, r := range removed {
+					fmt.Fprintf(c.App.Writer, "removed %s: %s\n", r.ID[:12], r.Reason)
 				}
 				if len(removed) == 0 && err == nil {
 					fmt.Fprintln(c.App.Writer, "nothing to remove")

@@ -108,8 +108,8 @@ func runCommand() *cli.Command {
 			if wc != nil {
 				recordedMode = sandbox.WorkspaceCopy
 			}
-			if cfg.User == "" && os.Geteuid() == 0 && !printer.Quiet {
-				printer.Notice("running as root: the sandbox runs as root too, with every capability dropped (set sandbox.user in the policy to change it)")
+			if cfg.User == "" && sandbox.IsRootUser(sandbox.DefaultUser(cfg.Workspace)) && !printer.Quiet {
+				printer.Notice("running as root on a workspace root owns: the sandbox runs as uid 0 too, with every capability dropped (set sandbox.user in the policy to change it)")
 			}
 			return withRuntime(c.Context, func(rt backend) error {
 				_, _ = rt.GC(c.Context)

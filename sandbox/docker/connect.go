@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/agentbox/agentbox/sandbox"
+
 	"github.com/docker/docker/client"
 )
 
@@ -25,8 +27,9 @@ func Connect(ctx context.Context) (*Runtime, error) {
 // Engine.
 func (d *Runtime) Client() *client.Client { return d.cli }
 
-// GC removes this engine's sandboxes whose owner process is gone (see GC).
-func (d *Runtime) GC(ctx context.Context) ([]string, error) { return GC(ctx, d.eng) }
+// GC removes this engine's sandboxes whose owner is proven dead, or that
+// are far past the age bound (see GC).
+func (d *Runtime) GC(ctx context.Context) ([]sandbox.Removed, error) { return GC(ctx, d.eng) }
 
 // Close removes every container this runtime started that is still open
 // and closes a connection made by Connect.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/agentbox/agentbox/workspace"
@@ -18,7 +18,7 @@ import (
 type Runtime struct {
 	eng   Engine
 	cli   *client.Client // set by Connect
-	owner string
+	owner map[string]string
 	host  string
 
 	mu   sync.Mutex
@@ -32,7 +32,7 @@ var _ sandbox.Runtime = (*Runtime)(nil)
 
 // New returns a Runtime on the given engine.
 func New(eng Engine) *Runtime {
-	return &Runtime{eng: eng, owner: OwnerLabel(), host: hostname(), live: map[string]*dockerSession{}}
+	return &Runtime{eng: withDeadlines(eng), owner: OwnerLabels(), host: hostname(), live: map[string]*dockerSession{}}
 }
 
 // Start creates, attaches and starts one hardened container running the
@@ -61,19 +61,28 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 	if id == "" {
 		id = sandbox.NewID()
 	}
-	ccfg, hc := containerSpec(cfg, exe, id, d.owner, d.host)
+	prof, err := seccompProfile()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", sandbox.ErrConfig, err)
+	}
+	masks, err := prepareMasks(ctx, cfg, id)
+	if err != nil {
+		return nil, err
+	}
+	ccfg, hc := containerSpec(cfg, exe, id, d.owner, d.host, prof, masks.mounts)
 	ccfg.Image = img.ID // run exactly the image inspected (and audited), not whatever the tag points to later
 	applyGVisor(cfg, hc)
 	if err := q.apply(ccfg, hc); err != nil {
 		return nil, err
 	}
-	s := &dockerSession{rt: d, id: id, cfg: cfg, info: sandbox.Info{SessionID: id, Image: cfg.Image, ImageID: img.ID, Runtime: cfg.Runtime, User: ccfg.User}}
+	s := &dockerSession{rt: d, id: id, cfg: cfg, masks: masks, info: sandbox.Info{SessionID: id, Image: cfg.Image, ImageID: img.ID, Runtime: cfg.Runtime, User: ccfg.User, Masked: len(masks.entries)}}
 	d.track(s)
 	resp, err := d.eng.ContainerCreate(ctx, ccfg, hc, nil, nil, "agentbox-"+id[:12])
 	if err != nil {
 		// The engine may have created it even though the call failed (the
 		// request was cancelled mid-flight): remove it by its label.
 		d.removeSession(context.WithoutCancel(ctx), id)
+		masks.remove()
 		d.untrack(s)
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: %w", sandbox.ErrClosed, context.Cause(ctx))
@@ -93,6 +102,7 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 	if s.closed.Load() {
 		// CloseAll ran while the container was being created.
 		d.removeSession(context.WithoutCancel(ctx), id)
+		masks.remove()
 		return nil, fmt.Errorf("%w: the runtime was shut down while the sandbox started", sandbox.ErrClosed)
 	}
 	if err := s.connect(ctx); err != nil {
@@ -140,11 +150,16 @@ func checkConfig(cfg *sandbox.Config) error {
 	if cfg.Pids <= 0 {
 		cfg.Pids = sandbox.DefaultPids
 	}
+	if cfg.Enforce.Heartbeat == 0 {
+		// The executor's dead man's switch: it kills everything within
+		// three intervals of losing this process.
+		cfg.Enforce.Heartbeat = DefaultHeartbeat
+	}
 	if cfg.OutputCap <= 0 {
 		cfg.OutputCap = sandbox.DefaultOutputCap
 	}
 	if cfg.User == "" {
-		cfg.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+		cfg.User = sandbox.DefaultUser(cfg.Workspace)
 	}
 	return nil
 }
@@ -176,3 +191,7 @@ func (d *Runtime) CloseAll(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// DefaultHeartbeat is how often the host pings the executor by default;
+// the executor kills every process after three silent intervals.
+const DefaultHeartbeat = 2 * time.Second

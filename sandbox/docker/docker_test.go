@@ -85,8 +85,8 @@ func TestHardeningFromInspect(t *testing.T) {
 			t.Errorf("security option %q", o)
 		}
 	}
-	if len(hc.SecurityOpt) != 1 || hc.SecurityOpt[0] != "no-new-privileges" {
-		t.Errorf("security options %v", hc.SecurityOpt)
+	if len(hc.SecurityOpt) != 2 || hc.SecurityOpt[0] != "no-new-privileges" || !strings.HasPrefix(hc.SecurityOpt[1], "seccomp={") {
+		t.Errorf("security options %.200v", hc.SecurityOpt)
 	}
 	if hc.PidsLimit == nil || *hc.PidsLimit != 128 || hc.Memory != 256<<20 || hc.MemorySwap != hc.Memory || hc.NanoCPUs <= 0 {
 		t.Errorf("limits: pids %v memory %d swap %d cpus %d", hc.PidsLimit, hc.Memory, hc.MemorySwap, hc.NanoCPUs)

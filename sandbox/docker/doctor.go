@@ -43,8 +43,9 @@ func (d *Runtime) Doctor(ctx context.Context, image string) []Check {
 			out = append(out, Check{Name: "limits", OK: "memory, swap, pids and CPU quota limits are enforced"})
 		}
 		out = append(out, d.tierChecks(ctx, image, info)...)
+		out = append(out, seccompCheck(info.Runtimes))
 		if os.Geteuid() == 0 {
-			out = append(out, Check{Name: "user", Note: true, OK: "running as root: sandboxes run as root with every capability dropped"})
+			out = append(out, Check{Name: "user", Note: true, OK: "running as root: sandboxes run as the workspace's owner, or as uid 0 with every capability dropped when root owns it"})
 		}
 	}
 	img, err := cl.ImageInspect(ctx, image)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
@@ -12,19 +13,27 @@ import (
 	"github.com/docker/docker/api/types/filters"
 )
 
-// GC removes agentbox containers on this engine whose owning process (on
-// this host) is gone. It never touches containers of live processes or of
-// other hosts. It returns the ids removed.
-func GC(ctx context.Context, eng Engine) ([]string, error) {
+// GCAgeBound is how long past its session timeout a sandbox whose owner
+// cannot be proven dead (another PID namespace, an older label) is kept.
+const GCAgeBound = 24 * time.Hour
+
+// GC removes agentbox containers on this engine whose owner is proven dead:
+// the same kernel boot and PID namespace as this process and no process
+// with the owner's pid and start time; or another boot and the container
+// no longer runs. A sandbox whose owner cannot be proven dead from here
+// is left alone until it is GCAgeBound older than its session timeout.
+func GC(ctx context.Context, eng Engine) ([]sandbox.Removed, error) {
+	eng = withDeadlines(eng)
 	list, err := eng.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelSession))})
 	if err != nil {
 		return nil, fmt.Errorf("%w: listing containers: %w", sandbox.ErrUnavailable, err)
 	}
-	me := hostname()
-	var removed []string
+	var removed []sandbox.Removed
+	var sessions []string
 	var errs []error
 	for _, c := range list {
-		if c.Labels[LabelHost] != me || ownerAlive(c.Labels[LabelOwner]) {
+		reason := gcReason(c, time.Now())
+		if reason == "" {
 			continue
 		}
 		// Not found or conflict: another gc is removing it already.
@@ -32,9 +41,31 @@ func GC(ctx context.Context, eng Engine) ([]string, error) {
 			errs = append(errs, err)
 			continue
 		}
-		removed = append(removed, c.ID)
+		removed = append(removed, sandbox.Removed{ID: c.ID, Reason: reason})
+		sessions = append(sessions, c.Labels[LabelSession])
 	}
+	removeMaskDirs(sessions)
 	return removed, errors.Join(errs...)
+}
+
+// gcReason says why c may be removed, or "" when it must be left alone.
+func gcReason(c container.Summary, now time.Time) string {
+	switch judgeOwner(c.Labels) {
+	case ownerDead:
+		return "its owner process is gone"
+	case ownerOtherBoot:
+		if c.State == "exited" || c.State == "dead" {
+			return "its owner ran under another boot and it no longer runs"
+		}
+	case ownerAlive:
+		return ""
+	}
+	timeout, _ := strconv.ParseInt(c.Labels[LabelTimeout], 10, 64)
+	bound := time.Duration(timeout)*time.Second + GCAgeBound
+	if age := now.Sub(time.Unix(c.Created, 0)); c.Created > 0 && age > bound {
+		return fmt.Sprintf("its owner cannot be proven dead from here, but it is %s old (past its session timeout + %s)", age.Round(time.Minute), GCAgeBound)
+	}
+	return ""
 }
 
 func isNotFound(err error) bool { return cerrdefs.IsNotFound(err) }
@@ -42,6 +73,7 @@ func isNotFound(err error) bool { return cerrdefs.IsNotFound(err) }
 // ListSandboxes returns the ids of agentbox containers on the engine, all of
 // them or those of one session.
 func ListSandboxes(ctx context.Context, eng Engine, session string) ([]string, error) {
+	eng = withDeadlines(eng)
 	label := LabelSession
 	if session != "" {
 		label += "=" + session

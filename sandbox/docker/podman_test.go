@@ -56,8 +56,10 @@ func podmanEngine(t *testing.T, tr *testutil.Tier) {
 	t.Run("GC", func(t *testing.T) {
 		host, _ := os.Hostname()
 		mk := func(owner string) string {
+			labels := docker.OwnerLabels()
+			labels[docker.LabelSession], labels[docker.LabelOwner], labels[docker.LabelHost] = sandbox.NewID(), owner, host
 			resp, err := tr.Client.ContainerCreate(ctx, &container.Config{Image: testutil.Image, Cmd: []string{"true"},
-				Labels: map[string]string{docker.LabelSession: sandbox.NewID(), docker.LabelOwner: owner, docker.LabelHost: host}}, nil, nil, nil, "")
+				Labels: labels}, nil, nil, nil, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,7 +71,11 @@ func podmanEngine(t *testing.T, tr *testutil.Tier) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Contains(removed, orphan) || slices.Contains(removed, live) {
+		var ids []string
+		for _, r := range removed {
+			ids = append(ids, r.ID)
+		}
+		if !slices.Contains(ids, orphan) || slices.Contains(ids, live) {
 			t.Errorf("gc removed %v; want the orphan %s and not the live owner's %s", removed, orphan, live)
 		}
 		if _, err := tr.Client.ContainerInspect(ctx, orphan); err == nil {

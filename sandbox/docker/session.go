@@ -3,6 +3,7 @@ package docker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -21,10 +22,11 @@ import (
 // container's life cycle.
 type dockerSession struct {
 	*wire.Client
-	rt   *Runtime
-	id   string
-	cfg  sandbox.Config
-	info sandbox.Info
+	rt    *Runtime
+	id    string
+	cfg   sandbox.Config
+	info  sandbox.Info
+	masks *fileMasks // removed once the container is gone
 
 	hj     types.HijackedResponse
 	stderr *tailBuffer
@@ -33,15 +35,42 @@ type dockerSession struct {
 	closeOnce sync.Once
 	closeErr  error
 	closed    atomic.Bool
-	idMu      sync.Mutex
+	// engineGone: the engine did not answer a kill; Close does not wait
+	// the full EngineTimeout for it again.
+	engineGone atomic.Bool
+	idMu       sync.Mutex
 }
 
 var _ sandbox.Session = (*dockerSession)(nil)
 
 func (s *dockerSession) ID() string         { return s.id }
 func (s *dockerSession) Info() sandbox.Info { return s.info }
+
+// kill removes the container when the channel broke. A kill the engine
+// does not answer says what is known, and Close then does not wait long
+// for the same engine again.
 func (s *dockerSession) kill(ctx context.Context) error {
-	return s.rt.eng.ContainerRemove(ctx, s.containerID(), container.RemoveOptions{Force: true})
+	ctx, cancel := context.WithTimeout(ctx, killTimeout)
+	defer cancel()
+	err := s.rt.eng.ContainerRemove(ctx, s.containerID(), container.RemoveOptions{Force: true})
+	if err == nil || isNotFound(err) {
+		return nil
+	}
+	if errors.Is(err, ErrNoAnswer) || errors.Is(err, context.DeadlineExceeded) {
+		s.engineGone.Store(true)
+		return s.mayStillExist(fmt.Sprintf("no answer from the engine in %s", killTimeout))
+	}
+	return s.mayStillExist("the engine could not remove it: " + err.Error())
+}
+
+// mayStillExist is the error for a sandbox agentbox could not remove.
+func (s *dockerSession) mayStillExist(what string) error {
+	stops := "it keeps running until it is removed"
+	if hb := s.cfg.Enforce.Heartbeat; hb > 0 {
+		stops = fmt.Sprintf("it stops itself within %s (its executor no longer hears from agentbox)", (3 * hb).Round(time.Second))
+	}
+	return fmt.Errorf("%w: removing sandbox %s: %s; the sandbox may still exist; %s; `agentbox gc` removes it",
+		sandbox.ErrUnavailable, s.info.ContainerID[:min(12, len(s.info.ContainerID))], what, stops)
 }
 
 // attachStream is the executor's stdio over the engine's attach
@@ -87,7 +116,7 @@ func (s *dockerSession) connect(ctx context.Context) error {
 	if err := s.rt.eng.ContainerStart(ctx, cid, container.StartOptions{}); err != nil {
 		return fmt.Errorf("%w: starting the container: %w", sandbox.ErrUnavailable, err)
 	}
-	return s.Hello(ctx, s.cfg.OutputCap, s.cfg.KeepBackground)
+	return s.HelloConfig(ctx, s.cfg)
 }
 
 // exitReason explains a dead channel from the container's state, or
@@ -113,14 +142,23 @@ func (s *dockerSession) Close(ctx context.Context) error {
 			// Closed while Start is still creating it: remove whatever
 			// carries this session's label; Start checks closed too.
 			s.rt.removeSession(ctx, s.id)
+			s.masks.remove()
 			s.rt.untrack(s)
 			return
 		}
-		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		wait := EngineTimeout
+		if s.engineGone.Load() {
+			wait = killTimeout / 2 // it did not answer the kill either
+		}
+		cctx, cancel := context.WithTimeout(ctx, wait)
 		defer cancel()
 		err := s.rt.eng.ContainerRemove(cctx, s.containerID(), container.RemoveOptions{Force: true, RemoveVolumes: true})
-		if err != nil && !isNotFound(err) {
-			s.closeErr = fmt.Errorf("%w: removing container %s: %w; remove it with `agentbox gc`", sandbox.ErrUnavailable, s.info.ContainerID[:min(12, len(s.info.ContainerID))], err)
+		switch {
+		case err == nil || isNotFound(err):
+		case errors.Is(err, ErrNoAnswer) || errors.Is(err, context.DeadlineExceeded):
+			s.closeErr = s.mayStillExist(fmt.Sprintf("no answer from the engine in %s", wait))
+		default:
+			s.closeErr = s.mayStillExist("the engine could not remove it: " + err.Error())
 		}
 		if s.Client != nil {
 			_ = s.Client.Close()
@@ -128,6 +166,9 @@ func (s *dockerSession) Close(ctx context.Context) error {
 			s.hj.Close()
 		}
 		s.wg.Wait()
+		if s.closeErr == nil {
+			s.masks.remove() // the container is gone: nothing mounts them any more
+		}
 		s.rt.untrack(s)
 	})
 	return s.closeErr

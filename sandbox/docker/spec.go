@@ -1,6 +1,8 @@
 package docker
 
 import (
+	"strconv"
+
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
@@ -10,8 +12,9 @@ import (
 // executorPath is where the executor binary is mounted in the container.
 const executorPath = "/.agentbox/agentbox"
 
-// containerSpec is every hardening default of DESIGN.md in one place.
-func containerSpec(cfg sandbox.Config, exe, id, owner, host string) (*container.Config, *container.HostConfig) {
+// containerSpec is every hardening default of DESIGN.md in one place:
+// seccomp is the profile (see seccompProfile), masks the file-rule mounts.
+func containerSpec(cfg sandbox.Config, exe, id string, owner map[string]string, host, seccomp string, masks []mount.Mount) (*container.Config, *container.HostConfig) {
 	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp"}
 	for k, v := range cfg.Env {
 		env = append(env, k+"="+v)
@@ -35,12 +38,12 @@ func containerSpec(cfg sandbox.Config, exe, id, owner, host string) (*container.
 		OpenStdin:       true,
 		StdinOnce:       true,
 		NetworkDisabled: cfg.Network != sandbox.NetworkOpen,
-		Labels:          map[string]string{LabelSession: id, LabelOwner: owner, LabelHost: host},
+		Labels:          map[string]string{LabelSession: id, LabelHost: host, LabelTimeout: strconv.FormatInt(int64(cfg.SessionTimeout.Seconds()), 10)},
 	}
 	hc := &container.HostConfig{
 		NetworkMode:    container.NetworkMode(netMode),
 		CapDrop:        []string{"ALL"},
-		SecurityOpt:    []string{"no-new-privileges"},
+		SecurityOpt:    []string{"no-new-privileges", "seccomp=" + seccomp},
 		ReadonlyRootfs: true,
 		Tmpfs:          map[string]string{"/tmp": "rw,nosuid,nodev,size=64m,mode=1777"},
 		Init:           &yes,
@@ -60,6 +63,10 @@ func containerSpec(cfg sandbox.Config, exe, id, owner, host string) (*container.
 			{Type: mount.TypeBind, Source: cfg.Workspace, Target: sandbox.WorkspaceDir, ReadOnly: cfg.WorkspaceMode == sandbox.WorkspaceRO},
 			{Type: mount.TypeBind, Source: exe, Target: executorPath, ReadOnly: true},
 		},
+	}
+	hc.Mounts = append(hc.Mounts, masks...)
+	for k, v := range owner {
+		ccfg.Labels[k] = v
 	}
 	return ccfg, hc
 }

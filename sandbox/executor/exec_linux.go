@@ -1,10 +1,9 @@
 package executor
 
 import (
-	"errors"
+	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"sync"
 	"syscall"
 	"time"
@@ -12,9 +11,11 @@ import (
 	"github.com/agentbox/agentbox/sandbox/wire"
 )
 
-// exec runs one command under bash in its own session, captures its output
-// within the cap, and kills everything it leaves behind (or, on timeout,
-// everything it started).
+// exec runs one command under bash in its own session, traced: every
+// program it executes is judged at its exec stop. It captures the output
+// within the cap, kills everything the command leaves behind (or, on
+// timeout, everything it started) and then checks the workspace for
+// forbidden effects.
 func (s *Server) exec(req *wire.Request) *wire.Response {
 	start := time.Now()
 	// With background: keep, processes of earlier calls survive a timeout;
@@ -23,23 +24,35 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 	if s.keep {
 		before = listPIDs()
 	}
+	timeout := time.Duration(req.TimeoutMS) * time.Millisecond
+	if timeout <= 0 {
+		timeout = wire.DefaultTimeout
+	}
+	deadline := start.Add(timeout)
 
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return &wire.Response{Error: "opening /dev/null: " + err.Error()}
+	}
+	defer devnull.Close()
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return &wire.Response{Error: "pipe: " + err.Error()}
 	}
-	cmd := exec.Command("/bin/bash", "--noprofile", "--norc", "-c", req.Command)
-	cmd.Dir = s.root()
-	cmd.Env = childEnv()
-	cmd.Stdin = nil // /dev/null
-	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	c := &traceCall{judge: s.judge, limit: s.pidsBudget(), untraced: s.noTrace}
+	if s.link != nil {
+		c.ask = s.link.asker(req.ID, deadline)
+	}
+	attr := &os.ProcAttr{Dir: s.dir(), Env: childEnv(), Files: []*os.File{devnull, pw, pw},
+		Sys: &syscall.SysProcAttr{Setsid: true}}
+	s.tracer.do(func() { err = c.start("/bin/bash", []string{"bash", "--noprofile", "--norc", "-c", req.Command}, attr) })
+	pw.Close()
+	if err != nil {
 		pr.Close()
-		pw.Close()
+		s.killAllExcept(before)
+		s.tracer.do(func() { c.drain(!s.keep) })
 		return &wire.Response{Error: "starting bash: " + err.Error(), ExitCode: 127}
 	}
-	pw.Close()
 
 	capt := newCapture(s.cap)
 	sink := &detachable{w: capt}
@@ -53,31 +66,29 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 		close(copied)
 	}()
 
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	done := make(chan syscall.WaitStatus, 1)
+	go s.tracer.do(func() { done <- c.run() })
 
-	timeout := time.Duration(req.TimeoutMS) * time.Millisecond
-	if timeout <= 0 {
-		timeout = wire.DefaultTimeout
-	}
-	timer := time.NewTimer(timeout)
+	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 
-	var waitErr error
+	var ws syscall.WaitStatus
 	timedOut := false
 	select {
-	case waitErr = <-done:
+	case ws = <-done:
 	case <-timer.C:
 		timedOut = true
 		// Everything that did not exist before this call dies: the process
 		// group, setsid/nohup escapes and double forks alike.
 		s.killAllExcept(before)
-		waitErr = <-done
+		ws = <-done
 	}
 	if !s.keep || timedOut {
 		s.killAllExcept(before)
+		s.tracer.do(func() { c.drain(!s.keep) })
 		<-copied
 	} else {
+		s.tracer.do(func() { c.drain(false) })
 		// Background processes may hold the pipe open: take what arrives
 		// shortly, then let the reader drain into nothing.
 		t := time.NewTimer(100 * time.Millisecond)
@@ -91,9 +102,8 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 
 	out, truncated, total, sum := capt.result()
 	resp := &wire.Response{
-		ExitCode:    exitCode(waitErr),
+		ExitCode:    waitCode(ws),
 		TimedOut:    timedOut,
-		DurationNS:  int64(time.Since(start)),
 		Output:      out,
 		OutputBytes: total,
 		OutputSHA:   sum,
@@ -106,21 +116,39 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 		resp.OOMKilled = true
 		s.ooms = after
 	}
+	c.report(resp)
+	if s.effects != nil {
+		resp.Alarms = append(resp.Alarms, s.effects.check()...)
+	}
+	resp.DurationNS = int64(time.Since(start))
 	return resp
 }
 
-func exitCode(err error) int {
-	if err == nil {
-		return 0
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return ee.ExitCode()
+// waitCode maps a wait status to a shell-style exit code.
+func waitCode(ws syscall.WaitStatus) int {
+	switch {
+	case ws.Exited():
+		return ws.ExitStatus()
+	case ws.Signaled():
+		return 128 + int(ws.Signal())
 	}
 	return 126
+}
+
+// report puts what the tracer saw into the response.
+func (c *traceCall) report(resp *wire.Response) {
+	for _, n := range c.progs.names {
+		resp.Programs = append(resp.Programs, wire.Program{Name: n, Count: c.progs.count[n]})
+	}
+	resp.Dropped = c.progs.dropped
+	for _, st := range c.stopped {
+		resp.Execs = append(resp.Execs, wire.ExecStop{Argv: st.argv, Exe: st.exe, PID: st.pid,
+			Verdict: st.verdict.String(), Rule: st.rule, Reason: st.reason})
+	}
+	if c.overLimit > 0 {
+		resp.Alarms = append(resp.Alarms, wire.Alarm{What: "pids", Action: "killed",
+			Rule: fmt.Sprintf("%d processes or threads killed at birth: the command may have at most %d alive at once", c.overLimit, c.limit)})
+	}
 }
 
 // childEnv is the executor's environment, which the host set to exactly the

@@ -3,6 +3,10 @@
 // (`agentbox executor`). It reads framed requests from stdin, runs bash
 // commands and file operations in /workspace, and writes authenticated
 // responses to stdout. See package wire for the protocol.
+//
+// Every command runs traced (ptrace): each program it executes is judged at
+// its exec stop by the policy's command rules, and after each command the
+// workspace is checked for effects the file rules forbid.
 package executor
 
 import (
@@ -33,11 +37,33 @@ type Server struct {
 	// and the root of file requests ("" = Workspace). Absolute request
 	// paths must lie below it.
 	Root string
-	key  []byte
-	keep bool
-	cap  int
-	self int
-	ooms int64 // the cgroup's OOM-kill count after the last call; -1 unknown
+	// LoadJudge builds the exec-time judge from the policy sent in hello.
+	// A hello with a policy and no LoadJudge is refused: fail closed.
+	LoadJudge JudgeLoader
+
+	key     []byte
+	keep    bool
+	cap     int
+	self    int
+	ooms    int64 // the cgroup's OOM-kill count after the last call; -1 unknown
+	judge   Judge
+	tracer  *tracer
+	pidsMax int
+	effects *effects
+	link    *link
+
+	descendantsOnly bool   // tests on a host: sweep only the executor's descendants
+	testRoot        string // tests on a host: the workspace
+	taskLimit       int    // tests on a host: the command's task bound
+	noTrace         bool   // benchmarks: the same call without exec-time rules
+}
+
+// dir is the workspace commands run in.
+func (s *Server) dir() string {
+	if s.testRoot != "" {
+		return s.testRoot
+	}
+	return s.root()
 }
 
 // Serve runs the request loop until stdin closes. The first request must be
@@ -47,6 +73,13 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 		return fmt.Errorf("executor: cannot make itself non-dumpable: %w", err)
 	}
 	s.self = os.Getpid()
+	if err := becomeReaper(); err != nil {
+		return fmt.Errorf("executor: %w", err)
+	}
+	// Every thread the executor needs exists before a command can use up
+	// the pids limit.
+	prespawnThreads(8)
+	s.tracer = newTracer()
 	s.ooms = oomKills()
 	r := bufio.NewReaderSize(in, 64<<10)
 	w := bufio.NewWriterSize(out, 64<<10)
@@ -57,40 +90,86 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 	if hello.Op != wire.OpHello || len(hello.Key) < 16 {
 		return errors.New("executor: first request must be hello with a key")
 	}
-	s.key, s.keep, s.cap = hello.Key, hello.Keep, hello.Cap
+	s.key = hello.Key
+	s.link = &link{w: w, key: s.key, answers: make(chan wire.Answer, 16), dead: make(chan struct{})}
+	if err := s.setup(hello); err != nil {
+		_ = s.link.reply(&wire.Response{ID: hello.ID, Error: err.Error()})
+		return fmt.Errorf("executor: %w", err)
+	}
+	if err := s.link.reply(&wire.Response{ID: hello.ID, Version: s.Version}); err != nil {
+		return err
+	}
+	return s.loop(r, hello)
+}
+
+// setup applies the hello's settings.
+func (s *Server) setup(hello *wire.Request) error {
+	s.keep, s.cap, s.pidsMax = hello.Keep, hello.Cap, hello.PidsMax
 	if s.cap <= 0 {
 		s.cap = wire.DefaultOutputCap
 	}
-	if err := s.reply(w, &wire.Response{ID: hello.ID, Version: s.Version}); err != nil {
+	s.link.approver = hello.Approver
+	if len(hello.Policy) > 0 {
+		if s.LoadJudge == nil {
+			return errors.New("this executor cannot load the policy's command rules; refusing to run without them")
+		}
+		j, err := s.LoadJudge(hello.PolicyName, hello.Policy)
+		if err != nil {
+			return fmt.Errorf("loading the policy's command rules: %w", err)
+		}
+		s.judge = newCachedJudge(j)
+	}
+	if hello.Effects != nil && (len(hello.Effects.Deny) > 0) {
+		if s.Match == nil {
+			return errors.New("this executor cannot match file rules; refusing to run without the effects check")
+		}
+	}
+	e, err := newEffects(s.dir(), hello.Effects, s.Match)
+	if err != nil {
 		return err
 	}
-	last := hello.ID
-	for {
-		req, err := wire.ReadRequest(r, s.key)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			// Forged or corrupted: stop serving; the host fails closed.
-			return fmt.Errorf("executor: %w", err)
-		}
-		if req.ID != last+1 {
-			return fmt.Errorf("executor: request id %d out of sequence (want %d)", req.ID, last+1)
-		}
-		last = req.ID
-		resp := s.handle(req)
-		resp.ID = req.ID
-		if err := s.reply(w, resp); err != nil {
-			return err
-		}
-	}
+	s.effects = e
+	return nil
 }
 
-func (s *Server) reply(w *bufio.Writer, resp *wire.Response) error {
-	if err := wire.WriteResponse(w, s.key, resp); err != nil {
-		return fmt.Errorf("executor: writing response: %w", err)
+// loop serves requests until stdin closes, a frame is bad, or the host
+// falls silent past the hello's deadline; then every process dies.
+func (s *Server) loop(r *bufio.Reader, hello *wire.Request) error {
+	reqs := make(chan *wire.Request)
+	errc := make(chan error, 1)
+	go s.link.read(r, hello.ID, reqs, errc)
+	stopWatch := s.link.watch(hello.DeadlineMS, func() { s.killAllExcept(nil) })
+	defer stopWatch()
+	for {
+		select {
+		case req := <-reqs:
+			// Served aside so that the switch still ends Serve when the
+			// reply cannot be written (a host that stalled).
+			replied := make(chan error, 1)
+			go func() {
+				resp := s.handle(req)
+				resp.ID = req.ID
+				replied <- s.link.reply(resp)
+			}()
+			select {
+			case err := <-replied:
+				if err != nil {
+					s.killAllExcept(nil)
+					return err
+				}
+			case <-s.link.dead:
+				return ErrDeadMan
+			}
+		case err := <-errc:
+			s.killAllExcept(nil)
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("executor: %w", err)
+		case <-s.link.dead:
+			return ErrDeadMan
+		}
 	}
-	return w.Flush()
 }
 
 // root is the workspace directory.

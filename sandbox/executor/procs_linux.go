@@ -29,14 +29,14 @@ func listPIDs() map[int]bool {
 }
 
 // killAllExcept SIGKILLs every process in the container except pid 1 (the
-// engine's init), the executor itself and the given survivors, repeating
+// engine's init, or the executor itself), the executor and the given survivors, repeating
 // until none is left so that processes forked during the sweep die too.
 // It returns how many processes it signalled.
 func (s *Server) killAllExcept(survivors map[int]bool) int {
 	killed := 0
 	for round := 0; round < 1000; round++ {
 		n := 0
-		for pid := range listPIDs() {
+		for pid := range s.sweepable() {
 			if pid == 1 || pid == s.self || survivors[pid] || zombie(pid) {
 				continue
 			}
@@ -54,12 +54,68 @@ func (s *Server) killAllExcept(survivors map[int]bool) int {
 	return killed
 }
 
-// zombie reports whether pid has exited and only waits to be reaped (by
-// the engine's init); signalling it again achieves nothing.
-func zombie(pid int) bool {
+// sweepable lists the processes a sweep considers: every process in the
+// container or, in tests on a host, only the executor's descendants.
+func (s *Server) sweepable() map[int]bool {
+	all := listPIDs()
+	if !s.descendantsOnly {
+		return all
+	}
+	parent := map[int]int{}
+	for pid := range all {
+		parent[pid] = ppid(pid)
+	}
+	mine := map[int]bool{}
+	for pid := range all {
+		for p, n := parent[pid], 0; p > 1 && n < len(all); p, n = parent[p], n+1 {
+			if p == s.self {
+				mine[pid] = true
+				break
+			}
+		}
+	}
+	return mine
+}
+
+func ppid(pid int) int {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
+}
+
+// zombie reports whether the thread group pid has exited and only waits to
+// be reaped; signalling it again achieves nothing. It judges every thread:
+// a group whose leader exited looks like a zombie from the leader's state
+// while its other threads still run.
+func zombie(pid int) bool {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
 		return true // gone
+	}
+	for _, t := range tasks {
+		if !taskDead(dir + "/" + t.Name() + "/stat") {
+			return false
+		}
+	}
+	return true
+}
+
+func taskDead(stat string) bool {
+	b, err := os.ReadFile(stat)
+	if err != nil {
+		return true
 	}
 	i := strings.LastIndexByte(string(b), ')')
 	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'

@@ -58,8 +58,12 @@ type Client struct {
 	wg     sync.WaitGroup
 
 	mu     sync.Mutex // one request at a time
-	nextID uint64
 	broken error
+
+	wmu    sync.Mutex // one frame at a time: requests, answers, pings
+	nextID uint64
+
+	approve func(ctx context.Context, ask sandbox.ExecAsk) bool
 
 	closeOnce sync.Once
 }
@@ -96,12 +100,32 @@ func (c *Client) read() {
 // Hello hands the executor the session key and its settings: the output
 // cap in bytes and whether background processes survive a call.
 func (c *Client) Hello(ctx context.Context, outputCap int, keep bool) error {
-	resp, err := c.roundTrip(ctx, &Request{Op: OpHello, Key: c.key, Cap: outputCap, Keep: keep}, HelloTimeout)
+	return c.HelloConfig(ctx, sandbox.Config{OutputCap: outputCap, KeepBackground: keep})
+}
+
+// HelloConfig is Hello with every setting of cfg the executor enforces:
+// the policy's command rules at exec time (asks go to
+// cfg.Enforce.Approve), the effects check, the pids limit, and the dead
+// man's switch, whose heartbeat this client then sends until Close.
+func (c *Client) HelloConfig(ctx context.Context, cfg sandbox.Config) error {
+	en := cfg.Enforce
+	req := &Request{Op: OpHello, Key: c.key, Cap: cfg.OutputCap, Keep: cfg.KeepBackground,
+		Policy: en.Policy, PolicyName: en.PolicyName, Approver: en.Approve != nil,
+		Effects: wireRules(en.WriteRules), PidsMax: int(cfg.Pids)}
+	if en.Heartbeat > 0 {
+		req.DeadlineMS = (3 * en.Heartbeat).Milliseconds()
+	}
+	c.approve = en.Approve
+	resp, err := c.roundTrip(ctx, req, HelloTimeout)
 	if err != nil {
 		return err
 	}
 	if resp.Error != "" {
 		return fmt.Errorf("%w: executor refused hello: %s", sandbox.ErrExecutor, resp.Error)
+	}
+	if en.Heartbeat > 0 {
+		c.wg.Add(1)
+		go c.heartbeat(en.Heartbeat)
 	}
 	return nil
 }
@@ -115,47 +139,108 @@ func (c *Client) roundTrip(ctx context.Context, req *Request, wait time.Duration
 	if c.broken != nil {
 		return nil, c.broken
 	}
-	c.nextID++
-	req.ID = c.nextID
 	// A frame nobody asked for means the channel is not ours alone.
 	select {
 	case f := <-c.frames:
-		return nil, c.fail(fmt.Errorf("%w: unsolicited answer from the executor (%v); the sandbox was killed", sandbox.ErrExecutor, f.err))
+		return nil, c.failKilled(fmt.Errorf("%w: unsolicited answer from the executor (%v)", sandbox.ErrExecutor, f.err))
 	default:
 	}
+	if err := c.send(ctx, req, wait); err != nil {
+		return nil, err
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case f, ok := <-c.frames:
+			if !ok || f.err != nil {
+				err := io.EOF
+				if ok {
+					err = f.err
+				}
+				return nil, c.fail(fmt.Errorf("%w: %s%s", sandbox.ErrExecutor, c.reason(err), c.diag()))
+			}
+			if f.resp.ID != req.ID {
+				return nil, c.fail(fmt.Errorf("%w: answer for request %d while waiting for %d", sandbox.ErrExecutor, f.resp.ID, req.ID))
+			}
+			if f.resp.Ask == nil {
+				return f.resp, nil
+			}
+			if req.Op != OpExec {
+				return nil, c.fail(fmt.Errorf("%w: an ask frame for a %s request", sandbox.ErrExecutor, req.Op))
+			}
+			if err := c.answer(ctx, f.resp.Ask, wait); err != nil {
+				return nil, err
+			}
+		case <-timer.C:
+			return nil, c.failKilled(fmt.Errorf("%w: no answer within %s", sandbox.ErrExecutor, wait))
+		case <-ctx.Done():
+			return nil, c.fail(fmt.Errorf("%w: %w", sandbox.ErrClosed, ctx.Err()))
+		}
+	}
+}
+
+// send numbers and writes one request; a failed write breaks the client.
+func (c *Client) send(ctx context.Context, req *Request, wait time.Duration) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.nextID++
+	req.ID = c.nextID
 	key := c.key
 	if req.Op == OpHello {
 		key = nil // the hello carries the key
 	}
 	var buf bytes.Buffer
 	if err := WriteRequest(&buf, key, req); err != nil {
-		return nil, fmt.Errorf("request too large: %w", err)
+		c.nextID-- // nothing was sent
+		return fmt.Errorf("request too large: %w", err)
 	}
 	if werr := c.write(ctx, buf.Bytes(), wait); werr != nil {
 		if ctx.Err() != nil {
-			return nil, c.fail(fmt.Errorf("%w: %w", sandbox.ErrClosed, ctx.Err()))
+			return c.fail(fmt.Errorf("%w: %w", sandbox.ErrClosed, ctx.Err()))
 		}
-		return nil, c.fail(fmt.Errorf("%w: sending request: %w%s", sandbox.ErrExecutor, werr, c.diag()))
+		return c.fail(fmt.Errorf("%w: sending request: %w%s", sandbox.ErrExecutor, werr, c.diag()))
 	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	select {
-	case f, ok := <-c.frames:
-		if !ok || f.err != nil {
-			err := io.EOF
-			if ok {
-				err = f.err
+	return nil
+}
+
+// answer asks the approver about one exec (the program waits at its exec
+// stop) and sends the answer; without an approver it denies.
+func (c *Client) answer(ctx context.Context, ask *Ask, wait time.Duration) error {
+	allow := false
+	if c.approve != nil {
+		allow = c.approve(ctx, sandbox.ExecAsk{Argv: ask.Argv, PID: ask.PID, Rule: ask.Rule, Reason: ask.Reason})
+	}
+	return c.send(ctx, &Request{Op: OpAnswer, Answer: &Answer{Seq: ask.Seq, Allow: allow}}, wait)
+}
+
+// ping sends one heartbeat frame.
+func (c *Client) ping(wait time.Duration) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.nextID++
+	var buf bytes.Buffer
+	if err := WriteRequest(&buf, c.key, &Request{ID: c.nextID, Op: OpPing}); err != nil {
+		return err
+	}
+	return c.write(context.Background(), buf.Bytes(), wait)
+}
+
+// heartbeat pings the executor every interval until Close, so that its
+// dead man's switch fires only when this host is gone or stalled.
+func (c *Client) heartbeat(every time.Duration) {
+	defer c.wg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+			if c.ping(every) != nil {
+				return // the next call finds out why
 			}
-			return nil, c.fail(fmt.Errorf("%w: %s%s", sandbox.ErrExecutor, c.reason(err), c.diag()))
 		}
-		if f.resp.ID != req.ID {
-			return nil, c.fail(fmt.Errorf("%w: answer for request %d while waiting for %d", sandbox.ErrExecutor, f.resp.ID, req.ID))
-		}
-		return f.resp, nil
-	case <-timer.C:
-		return nil, c.fail(fmt.Errorf("%w: no answer within %s; the sandbox was killed", sandbox.ErrExecutor, wait))
-	case <-ctx.Done():
-		return nil, c.fail(fmt.Errorf("%w: %w", sandbox.ErrClosed, ctx.Err()))
 	}
 }
 
@@ -176,14 +261,35 @@ func (c *Client) write(ctx context.Context, b []byte, wait time.Duration) error 
 }
 
 // fail marks the client broken and kills the sandbox.
+// When the kill itself fails (the engine stalled or died), the error says
+// so: the sandbox may still exist.
 func (c *Client) fail(err error) error {
-	c.broken = err
-	if c.t.Kill != nil {
-		kctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = c.t.Kill(kctx)
+	if kerr := c.kill(); kerr != nil {
+		err = fmt.Errorf("%w; %w", err, kerr)
 	}
+	c.broken = err
 	return err
+}
+
+// failKilled is fail for an error that should say the sandbox is gone
+// once it is.
+func (c *Client) failKilled(err error) error {
+	if kerr := c.kill(); kerr != nil {
+		err = fmt.Errorf("%w; %w", err, kerr)
+	} else {
+		err = fmt.Errorf("%w; the sandbox was killed", err)
+	}
+	c.broken = err
+	return err
+}
+
+func (c *Client) kill() error {
+	if c.t.Kill == nil {
+		return nil
+	}
+	kctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return c.t.Kill(kctx)
 }
 
 func (c *Client) reason(err error) string {

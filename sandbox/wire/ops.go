@@ -23,11 +23,22 @@ func (c *Client) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 		return sandbox.ExecResult{}, fmt.Errorf("%w: %s", sandbox.ErrExecutor, resp.Error)
 	}
 	d := time.Duration(resp.DurationNS)
-	return sandbox.ExecResult{
+	res := sandbox.ExecResult{
 		ExitCode: resp.ExitCode, TimedOut: resp.TimedOut, OOMKilled: resp.OOMKilled,
 		Duration: d, DurationMS: d.Milliseconds(),
 		Output: resp.Output, OutputBytes: resp.OutputBytes, OutputSHA: resp.OutputSHA, Truncated: resp.Truncated,
-	}, nil
+		ProgramsDropped: resp.Dropped,
+	}
+	for _, p := range resp.Programs {
+		res.Programs = append(res.Programs, sandbox.ProgramCount{Name: p.Name, Count: p.Count})
+	}
+	for _, e := range resp.Execs {
+		res.DeniedExecs = append(res.DeniedExecs, sandbox.DeniedExec{Argv: e.Argv, Exe: e.Exe, PID: e.PID, Decision: e.Verdict, Rule: e.Rule, Reason: e.Reason})
+	}
+	for _, a := range resp.Alarms {
+		res.Alarms = append(res.Alarms, sandbox.Alarm{Path: string(a.Path), What: a.What, Action: a.Action, Rule: a.Rule})
+	}
+	return res, nil
 }
 
 func wireRules(r *sandbox.FileRules) *Rules {

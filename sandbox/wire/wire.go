@@ -46,6 +46,11 @@ const (
 	OpExec  = "exec"
 	OpRead  = "read_file"
 	OpWrite = "write_file"
+	// OpPing is a heartbeat: no answer; any frame resets the executor's
+	// dead man's switch.
+	OpPing = "ping"
+	// OpAnswer answers an Ask the executor sent during an exec.
+	OpAnswer = "answer"
 )
 
 // Rules mirror sandbox.FileRules: globs relative to /workspace.
@@ -71,6 +76,16 @@ type Request struct {
 	Content []byte `json:"content,omitempty"`
 	Rules   *Rules `json:"rules,omitempty"`
 	Write   bool   `json:"write,omitempty"` // rules are files.write rules
+
+	// Hello: exec-time enforcement and the dead man's switch (see hello.go).
+	Policy     []byte `json:"policy,omitempty"`      // policy source (YAML) judging every exec
+	PolicyName string `json:"policy_name,omitempty"` // for messages
+	Approver   bool   `json:"approver,omitempty"`    // the host answers asks
+	DeadlineMS int64  `json:"deadline_ms,omitempty"` // silence longer than this kills everything
+	Effects    *Rules `json:"effects,omitempty"`     // files.write rules checked after every exec
+	PidsMax    int    `json:"pids_max,omitempty"`    // the container's pids limit
+
+	Answer *Answer `json:"answer,omitempty"` // OpAnswer
 }
 
 // Response is one executor-to-host message.
@@ -95,6 +110,15 @@ type Response struct {
 	Resolved []byte `json:"resolved,omitempty"`
 	SHA256   string `json:"sha256,omitempty"`
 	Version  string `json:"version,omitempty"`
+
+	// Exec: what the tracer and the effects check saw (see report.go).
+	// Ask is set on an intermediate frame that carries the exec's id and
+	// waits for an OpAnswer; the final response follows.
+	Ask      *Ask       `json:"ask,omitempty"`
+	Programs []Program  `json:"programs,omitempty"`
+	Dropped  int        `json:"programs_dropped,omitempty"`
+	Execs    []ExecStop `json:"denied_execs,omitempty"`
+	Alarms   []Alarm    `json:"alarms,omitempty"`
 }
 
 // ErrFrameTooLarge is returned for a frame whose length exceeds MaxFrame.

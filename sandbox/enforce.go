@@ -1,0 +1,61 @@
+package sandbox
+
+import (
+	"context"
+	"time"
+)
+
+// Enforcement is what the executor enforces inside the sandbox on its own:
+// the policy's command rules at every exec, the effects check after every
+// call, and the dead man's switch.
+type Enforcement struct {
+	// Policy is the policy source (YAML) whose command rules judge every
+	// program a command executes; nil: programs are recorded, not judged.
+	Policy     []byte
+	PolicyName string
+	// Approve answers an `ask` at exec time while the program waits; nil
+	// denies every such ask.
+	Approve func(ctx context.Context, ask ExecAsk) bool
+	// WriteRules are the files.write rules whose deny globs are checked
+	// for new or changed entries after every call.
+	WriteRules *FileRules
+	// Heartbeat is how often the host pings the executor; silence for
+	// three intervals makes it kill every process and exit. 0 disables.
+	Heartbeat time.Duration
+}
+
+// ExecAsk is an exec the command rules say to ask about.
+type ExecAsk struct {
+	Argv   []string `json:"argv"`
+	PID    int      `json:"pid"`
+	Rule   string   `json:"rule,omitempty"`
+	Reason string   `json:"reason,omitempty"`
+}
+
+// ProgramCount is one program that ran during a call and how often.
+type ProgramCount struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+// DeniedExec is a program stopped at its exec, before its first
+// instruction. Decision is "deny", or "ask" for an ask that was refused.
+type DeniedExec struct {
+	Argv     []string `json:"argv"`
+	Exe      string   `json:"exe,omitempty"`
+	PID      int      `json:"pid"`
+	Decision string   `json:"decision"`
+	Rule     string   `json:"rule,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+}
+
+// Alarm is a forbidden effect found (and undone) after a call: What is
+// "created", "changed", "removed", "setid", "device", "pids" or
+// "incomplete"; Action "removed", "restored", "cleared", "killed" or
+// "reported".
+type Alarm struct {
+	Path   string `json:"path,omitempty"`
+	What   string `json:"what"`
+	Action string `json:"action"`
+	Rule   string `json:"rule,omitempty"`
+}

@@ -1,0 +1,120 @@
+package executor
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// maxArgv bounds the argv read at an exec stop; a longer one is refused
+// (it cannot be judged whole).
+const maxArgv = 1 << 20
+
+// execArgv reads the argv of the image pid has just executed (at its exec
+// stop /proc/PID/cmdline is the new image's) and the executable's path.
+// When argv[0] does not name the executable (bash's `exec -a ls rm …`),
+// argv[0] is replaced by the executable's path: the rules judge the program
+// that really runs.
+func execArgv(pid int) (argv []string, exe string, err error) {
+	proc := "/proc/" + strconv.Itoa(pid)
+	exe, err = os.Readlink(proc + "/exe")
+	if err != nil {
+		return nil, "", err
+	}
+	f, err := os.Open(proc + "/cmdline")
+	if err != nil {
+		return nil, exe, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxArgv+1))
+	f.Close()
+	if err != nil {
+		return nil, exe, err
+	}
+	if len(b) > maxArgv {
+		return []string{exe}, exe, errors.New("the argument list is over 1 MiB")
+	}
+	b = bytes.TrimSuffix(b, []byte{0})
+	if len(b) > 0 {
+		argv = strings.Split(string(b), "\x00")
+	}
+	if len(argv) == 0 || argv[0] == "" {
+		return append([]string{exe}, argv[min(1, len(argv)):]...), exe, nil
+	}
+	if path.Base(argv[0]) == path.Base(exe) || sameFile(proc, argv[0], exe) {
+		return argv, exe, nil
+	}
+	return append([]string{exe}, argv[1:]...), exe, nil
+}
+
+// sameFile reports whether name, as the process would look it up (relative
+// to its cwd, or through PATH), is the executable (an alias such as
+// python3 → python3.11).
+func sameFile(proc, name, exe string) bool {
+	want, err := os.Stat(proc + "/exe")
+	if err != nil {
+		return false
+	}
+	var cands []string
+	if strings.Contains(name, "/") {
+		if !path.IsAbs(name) {
+			name = proc + "/cwd/" + name
+		}
+		cands = []string{name}
+	} else {
+		for _, dir := range strings.Split(envPath(proc), ":") {
+			if dir == "" {
+				dir = "."
+			}
+			if !path.IsAbs(dir) {
+				dir = proc + "/cwd/" + dir
+			}
+			cands = append(cands, dir+"/"+name)
+		}
+	}
+	for _, c := range cands {
+		if fi, err := os.Stat(c); err == nil && os.SameFile(fi, want) {
+			return true
+		}
+	}
+	return false
+}
+
+func envPath(proc string) string {
+	b, err := os.ReadFile(proc + "/environ")
+	if err == nil {
+		for _, kv := range strings.Split(string(b), "\x00") {
+			if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+				return v
+			}
+		}
+	}
+	return "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+}
+
+// programs counts the programs that ran in a call, by name, up to a cap.
+type programs struct {
+	names   []string
+	count   map[string]int
+	dropped int
+}
+
+const maxPrograms = 128
+
+func (p *programs) add(argv0 string) {
+	name := path.Base(argv0)
+	if p.count == nil {
+		p.count = map[string]int{}
+	}
+	if _, ok := p.count[name]; !ok {
+		if len(p.names) >= maxPrograms {
+			p.dropped++
+			return
+		}
+		p.names = append(p.names, name)
+	}
+	p.count[name]++
+}
