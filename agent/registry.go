@@ -11,14 +11,13 @@ import (
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/sandbox/wire"
 	openai "github.com/sashabaranov/go-openai"
 )
 
 // Defaults of Tools.
 const (
-	DefaultCallTimeout = wire.DefaultTimeout
-	DefaultOutputCap   = wire.DefaultOutputCap
+	DefaultCallTimeout = sandbox.DefaultCallTimeout
+	DefaultOutputCap   = sandbox.DefaultOutputCap
 )
 
 // AuditLog is where tool calls are recorded; *audit.Writer implements it.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentbox/agentbox/workspace"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/workspace"
 )
 
 // ErrConfig marks a batch that cannot start (output directory, results
@@ -207,19 +207,11 @@ func checkModels(cfg Config) error {
 
 // newModel is the task's scripted model, or the endpoint's.
 func newModel(base agent.Config, t *Task) (agent.Model, string, error) {
-	if t.Script != nil {
-		name := "script:" + filepath.Base(t.ScriptPath)
-		return agent.NewScripted(name, t.Script), name, nil
-	}
 	mc := base
 	if t.Model != "" {
 		mc.Model = t.Model
 	}
-	m, err := agent.NewOpenAI(mc)
-	if err != nil {
-		return nil, "", err
-	}
-	return m, m.Name(), nil
+	return agent.NewModel(agent.ModelSpec{Script: t.Script, ScriptPath: t.ScriptPath, Config: mc})
 }
 
 func (b *batcher) concurrency() int {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/agentbox/agentbox"
@@ -118,8 +117,8 @@ func runCommand() *cli.Command {
 					return err
 				}
 				defer sess.Close(context.WithoutCancel(c.Context))
-				tools := &agent.Tools{Policy: p, Session: sess, Audit: log, Approver: appr, CallTimeout: p.Sandbox.CallTimeout,
-					OutputCap: cfg.OutputCap, Network: cfg.Network, WorkspaceMode: cfg.WorkspaceMode, Redact: log.Redact}
+				tools := agent.NewTools(p, cfg, log, appr)
+				tools.Session = sess
 				res, err := agent.Run(c.Context, agent.RunConfig{
 					Task: task, Model: model, ModelName: name, Tools: tools,
 					Workspace: cfg.Workspace, WorkspaceMode: recordedMode,
@@ -166,15 +165,15 @@ func runError(err error, reported bool) error {
 
 // newModel is the scripted model (--script) or the OpenAI-compatible one.
 func newModel(c *cli.Context, printer *agent.Printer) (agent.Model, string, error) {
-	if path := c.String("script"); path != "" {
-		s, err := agent.LoadScript(path)
+	spec := agent.ModelSpec{ScriptPath: c.String("script"), Config: agent.ConfigFromEnv(os.Getenv)}
+	if spec.ScriptPath != "" {
+		s, err := agent.LoadScript(spec.ScriptPath)
 		if err != nil {
 			return nil, "", exitWith(exitUsage, err)
 		}
-		name := "script:" + filepath.Base(path)
-		return agent.NewScripted(name, s), name, nil
+		spec.Script = s
 	}
-	mc := agent.ConfigFromEnv(os.Getenv)
+	mc := &spec.Config
 	if v := c.String("model"); v != "" {
 		mc.Model = v
 	}
@@ -182,11 +181,11 @@ func newModel(c *cli.Context, printer *agent.Printer) (agent.Model, string, erro
 		mc.BaseURL = v
 	}
 	mc.Retry.OnRetry = printer.Retry
-	m, err := agent.NewOpenAI(mc)
+	m, name, err := agent.NewModel(spec)
 	if err != nil {
 		return nil, "", exitWith(exitUsage, err)
 	}
-	return m, mc.Model, nil
+	return m, name, nil
 }
 
 // finishCopy applies the copy's changes (--apply) or says where they are;

@@ -21,7 +21,7 @@ import (
 
 // Image is the sandbox image the tests use; it is built locally by
 // `make image`, never pulled.
-const Image = "agentbox/base:latest"
+const Image = sandbox.DefaultImage
 
 var (
 	binOnce sync.Once
@@ -104,7 +104,7 @@ func Runtime(t testing.TB) *docker.Runtime {
 
 // Config is a default session configuration on workspace ws.
 func Config(t testing.TB, ws string) sandbox.Config {
-	return sandbox.Config{Image: Image, Workspace: ws, ExecutorPath: Binary(t), OutputCap: 16 << 10}
+	return sandbox.Config{Image: Image, Workspace: ws, ExecutorPath: Binary(t), OutputCap: sandbox.DefaultOutputCap}
 }
 
 // StartSession starts a session on ws (a new temp dir when ""), closed at

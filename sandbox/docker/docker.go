@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/sandbox/wire"
 	"github.com/agentbox/agentbox/workspace"
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/client"
@@ -98,7 +97,7 @@ func checkConfig(cfg *sandbox.Config) error {
 		return fmt.Errorf("%w: session id %q: want 12 to 64 hex digits", sandbox.ErrConfig, cfg.SessionID)
 	}
 	if cfg.Image == "" {
-		cfg.Image = "agentbox/base:latest"
+		cfg.Image = sandbox.DefaultImage
 	}
 	ws, err := workspace.Resolve(cfg.Workspace)
 	if err != nil {
@@ -120,16 +119,16 @@ func checkConfig(cfg *sandbox.Config) error {
 		return fmt.Errorf("%w: network %q: want none or open", sandbox.ErrConfig, cfg.Network)
 	}
 	if cfg.CPUs <= 0 {
-		cfg.CPUs = 1
+		cfg.CPUs = sandbox.DefaultCPUs
 	}
 	if cfg.MemoryBytes <= 0 {
-		cfg.MemoryBytes = 1 << 30
+		cfg.MemoryBytes = sandbox.DefaultMemoryBytes
 	}
 	if cfg.MemoryBytes < 8<<20 {
 		return fmt.Errorf("%w: memory limit %d bytes is below the 8 MiB minimum", sandbox.ErrConfig, cfg.MemoryBytes)
 	}
 	if cfg.Pids <= 0 {
-		cfg.Pids = 256
+		cfg.Pids = sandbox.DefaultPids
 	}
 	if cfg.Enforce.Heartbeat == 0 {
 		// The executor's dead man's switch: it kills everything within
@@ -137,7 +136,7 @@ func checkConfig(cfg *sandbox.Config) error {
 		cfg.Enforce.Heartbeat = DefaultHeartbeat
 	}
 	if cfg.OutputCap <= 0 {
-		cfg.OutputCap = wire.DefaultOutputCap
+		cfg.OutputCap = sandbox.DefaultOutputCap
 	}
 	if cfg.User == "" {
 		cfg.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())

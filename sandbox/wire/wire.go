@@ -21,8 +21,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentbox/agentbox/sandbox"
 	"io"
-	"time"
 )
 
 // MaxFrame bounds every frame in both directions. Files larger than what
@@ -30,10 +30,10 @@ import (
 const MaxFrame = 48 << 20
 
 // Defaults for a call that does not set them, shared by the host and the
-// executor.
+// executor (see sandbox.DefaultCallTimeout and sandbox.DefaultOutputCap).
 const (
-	DefaultTimeout   = 60 * time.Second
-	DefaultOutputCap = 16 << 10
+	DefaultTimeout   = sandbox.DefaultCallTimeout
+	DefaultOutputCap = sandbox.DefaultOutputCap
 )
 
 // MaxFileBytes is the largest file content read_file returns or write_file
