@@ -31,28 +31,32 @@ func (a *analyser) checkArgs(base string, cl *cmdline) {
 			continue
 		}
 		arg := w.text
+		cands := readAliases(arg)
 		if strings.HasPrefix(arg, "-") {
 			_, v, ok := strings.Cut(arg, "=")
-			if !ok {
+			if ok {
+				cands = append(cands, v)
+			}
+		} else if k, v, ok := strings.Cut(arg, "="); ok && !strings.Contains(k, "/") {
+			cands = append(cands, v) // dd's of=FILE and the like
+		} else {
+			cands = append(cands, arg)
+		}
+		for _, arg := range cands {
+			if arg == "" || strings.ContainsAny(arg, "*?[{") || checkPath(arg) != "" {
 				continue
 			}
-			arg = v
-		} else if k, v, ok := strings.Cut(arg, "="); ok && !strings.Contains(k, "/") {
-			arg = v // dd's of=FILE and the like
-		}
-		if arg == "" || strings.ContainsAny(arg, "*?[{") || checkPath(arg) != "" {
-			continue
-		}
-		if p, ok := a.deniedArg(arg, false); ok {
-			p.Argv = cl.argv()
-			a.add(p, nil)
-			return
-		}
-		if write {
-			if p, ok := a.deniedArg(arg, true); ok {
+			if p, ok := a.deniedArg(arg, false); ok {
 				p.Argv = cl.argv()
 				a.add(p, nil)
 				return
+			}
+			if write {
+				if p, ok := a.deniedArg(arg, true); ok {
+					p.Argv = cl.argv()
+					a.add(p, nil)
+					return
+				}
 			}
 		}
 	}
@@ -77,7 +81,11 @@ func (a *analyser) deniedArg(arg string, write bool) (Part, bool) {
 	if len(cand) == 0 {
 		return Part{}, false
 	}
+	arg = unalias(arg)
 	dirs := a.cwds
+	if a.scope != nil {
+		dirs = a.scope.dirs
+	}
 	if len(dirs) == 0 || path.IsAbs(arg) {
 		dirs = []string{workspace}
 	}
@@ -111,6 +119,12 @@ func lastSegmentMayMatch(g, base string) bool {
 	last := g[strings.LastIndexByte(g, '/')+1:]
 	if last == "**" || strings.ContainsAny(last, "{\\") {
 		return true
+	}
+	if !strings.ContainsAny(last, "*?[") {
+		return last == base
+	}
+	if last[0] == '*' && !strings.ContainsAny(last[1:], "*?[") {
+		return strings.HasSuffix(base, last[1:]) // "*.pem"
 	}
 	ok, err := path.Match(last, base)
 	return ok || err != nil

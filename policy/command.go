@@ -10,8 +10,12 @@ import (
 // call analyses a simple command: its assignments, its words and then the
 // command line itself.
 func (a *analyser) call(c *syntax.CallExpr, d int, in stdinInfo) {
+	var cmd []string // the command the assignments are made for, to name it
+	for _, w := range c.Args {
+		cmd = append(cmd, a.source(w))
+	}
 	for _, as := range c.Assigns {
-		a.assign(as, d)
+		a.assign(as, d, cmd)
 	}
 	if len(c.Args) == 0 {
 		if len(c.Assigns) > 0 {
@@ -30,15 +34,24 @@ func (a *analyser) call(c *syntax.CallExpr, d int, in stdinInfo) {
 	a.simple(cl, d, in, 0)
 }
 
-func (a *analyser) assign(as *syntax.Assign, d int) {
-	if as.Name != nil && protectedVar(as.Name.Value) {
-		a.always("always.assign", []string{a.source(as)}, assignWhy(as.Name.Value))
+// assign checks one assignment; cmd is the command it prefixes, if any.
+func (a *analyser) assign(as *syntax.Assign, d int, cmd []string) {
+	if as.Name == nil {
+		as = &syntax.Assign{Array: as.Array, Name: &syntax.Lit{}}
+	}
+	argv := append([]string{as.Name.Value}, cmd...)
+	if as.Name.ValuePos.IsValid() {
+		argv[0] = a.source(as)
+	}
+	if protectedVar(as.Name.Value) {
+		a.always("always.assign", argv, assignWhy(as.Name.Value))
 	}
 	if as.Index != nil {
 		a.index(as.Index, d)
 	}
 	if as.Value != nil {
 		a.word(as.Value, d)
+		a.intAssign(argv, as.Name.Value, as.Value, d)
 	}
 	if as.Array != nil {
 		for _, e := range as.Array.Elems {
@@ -47,6 +60,7 @@ func (a *analyser) assign(as *syntax.Assign, d int) {
 			}
 			if e.Value != nil {
 				a.word(e.Value, d)
+				a.intAssign(argv, as.Name.Value, e.Value, d)
 			}
 		}
 	}
@@ -105,61 +119,40 @@ func (a *analyser) simple(cl *cmdline, d int, in stdinInfo, wd int) {
 		a.always("always.enable", cl.argv(), "enable can load builtins from a shared object or shadow commands")
 		return
 	}
-	a.rulePart(cl)
+	if base == "git" && a.gitChdir(cl, d, in, wd) {
+		return
+	}
+	a.add(a.guardDestructive(base, cl, a.p.cmd.decide(cl)), cl)
+	a.lastCmd = len(a.parts) - 1
+	if base == "git" {
+		a.gitOptions(cl)
+	}
 	a.checkArgs(base, cl)
-	a.checkVarArgs(base, cl)
+	targets := fileTargets(base, cl.words[1:])
+	if base == "git" {
+		targets = gitFiles(cl.words[1:])
+	}
+	a.checkFiles(base, cl, targets)
+	a.nameBuiltins(base, cl, d)
+	a.shellOpts(base, cl)
 	a.trackCd(base, cl)
 	a.unwrap(base, cl, d, in, wd)
 }
 
-// checkVarArgs denies builtins that assign a protected variable by name.
-func (a *analyser) checkVarArgs(base string, cl *cmdline) {
-	args := cl.words[1:]
-	switch base {
-	case "read", "mapfile", "readarray":
-		for _, w := range args {
-			if w.kind == wStatic && protectedVar(w.text) {
-				a.always("always.assign", cl.argv(), assignWhy(w.text))
-				return
-			}
-		}
-	case "printf":
-		for i, w := range args {
-			if w.kind != wStatic {
-				continue
-			}
-			if w.text == "-v" && i+1 < len(args) {
-				a.assignText(cl.argv(), args[i+1].text+"=", false)
-			} else if v, ok := strings.CutPrefix(w.text, "-v"); ok && v != "" {
-				a.assignText(cl.argv(), v+"=", false)
-			}
-		}
-	case "getopts":
-		if len(args) >= 2 && protectedVar(args[1].text) {
-			a.always("always.assign", cl.argv(), assignWhy(args[1].text))
-		}
-	case "export", "declare", "typeset", "local", "readonly":
-		for _, w := range args {
-			if w.kind == wStatic && !strings.HasPrefix(w.text, "-") {
-				a.assignText(cl.argv(), w.text, false)
-			}
-		}
-	}
-}
-
 // assignText checks an assignment written as one word, NAME=value or
-// NAME[sub]=value.
-func (a *analyser) assignText(argv []string, s string, nameref bool) {
+// NAME[sub]=value, or a name made a reference (declare -n NAME).
+func (a *analyser) assignText(argv []string, s string, nameref bool, d int) {
 	name, _, hasEq := strings.Cut(s, "=")
+	a.nameArg(argv, staticWord(name), false, d)
 	name = strings.TrimSuffix(name, "+")
 	if i := strings.IndexByte(name, '['); i >= 0 {
-		if strings.ContainsAny(name[i:], "$`") {
-			a.dynamic(argv, "the array subscript is evaluated as code")
-		}
 		name = name[:i]
 	}
 	if protectedVar(name) && (hasEq || nameref) {
 		a.always("always.assign", argv, assignWhy(name))
+	}
+	if hasEq && a.intVars[name] {
+		a.dynamic(argv, name+" is an integer variable (declare -i): bash evaluates the value as arithmetic")
 	}
 }
 

@@ -59,6 +59,8 @@ func reason(pt Part) string {
 	what := oneLine(strings.Join(pt.Argv, " "))
 	var how string
 	switch {
+	case pt.Rule == "commands.default" && strings.Contains(pt.Note, "allow rules must name it"):
+		how = pt.Note + "; commands.default is " + pt.Verdict.String()
 	case pt.Rule == "commands.default":
 		how = "no rule matched; commands.default is " + pt.Verdict.String()
 	case pt.Rule == "commands.dynamic":

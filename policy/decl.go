@@ -30,13 +30,21 @@ func (a *analyser) decl(c *syntax.DeclClause, d int) {
 				}
 				continue
 			}
-			a.assignText([]string{variant, s}, s, nameref)
+			if integer {
+				if n, _, _ := strings.Cut(s, "="); isName(n) {
+					a.markInt(n)
+				}
+			}
+			a.assignText([]string{variant, s}, s, nameref, d)
 			continue
 		}
 		if as.Name == nil {
 			continue
 		}
 		name := as.Name.Value
+		if integer {
+			a.markInt(name)
+		}
 		text := name
 		kind := wStatic
 		var val word
@@ -53,7 +61,7 @@ func (a *analyser) decl(c *syntax.DeclClause, d int) {
 			kind = val.kind
 		}
 		if as.Array != nil {
-			a.assign(&syntax.Assign{Array: as.Array}, d)
+			a.assign(&syntax.Assign{Array: as.Array}, d, nil)
 			text = a.source(as)
 			kind = wDynamic
 		}
@@ -71,7 +79,15 @@ func (a *analyser) decl(c *syntax.DeclClause, d int) {
 			}
 		}
 		if integer && as.Value != nil && !(val.kind == wStatic && isArithNumber(val.text)) {
+			if val.kind == wStatic {
+				a.codeIn(val.text, d)
+			}
 			a.dynamic(argv, "an integer variable evaluates its value as arithmetic")
+		}
+		if integer && as.Array != nil {
+			for _, e := range as.Array.Elems {
+				a.intAssign(argv, name, e.Value, d)
+			}
 		}
 	}
 	a.rulePart(cl)

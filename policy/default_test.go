@@ -32,7 +32,7 @@ func TestDefaultPolicyLoads(t *testing.T) {
 		"pip install requests":           Ask,
 		"sudo ls":                        Deny,
 		"rm -rf /":                       Deny,
-		"rm -rf build":                   Ask,
+		"rm -rf build":                   Allow, // real work: the file rules are the boundary
 		"echo x > .git/config":           Deny,
 		"cat .env":                       Deny, // an argument naming a read-denied file
 		"cat < .env":                     Deny,

@@ -146,34 +146,6 @@ func (a *analyser) param(p *syntax.ParamExp, d int) {
 	}
 }
 
-// index checks an array subscript: @, *, numbers and quoted keys are
-// static; anything else is evaluated as arithmetic.
-func (a *analyser) index(x syntax.ArithmExpr, d int) {
-	if w, ok := x.(*syntax.Word); ok {
-		if l := w.Lit(); l == "@" || l == "*" {
-			return
-		}
-		quoted := len(w.Parts) > 0
-		for _, p := range w.Parts {
-			switch p := p.(type) {
-			case *syntax.SglQuoted:
-			case *syntax.DblQuoted:
-				for _, q := range p.Parts {
-					if _, ok := q.(*syntax.Lit); !ok {
-						quoted = false
-					}
-				}
-			default:
-				quoted = false
-			}
-		}
-		if quoted {
-			return
-		}
-	}
-	a.arith(x, d)
-}
-
 // redirect checks one redirection. It returns the new stdin of the
 // command when the redirection replaces it.
 func (a *analyser) redirect(r *syntax.Redirect, d int) (stdinInfo, bool) {
@@ -256,7 +228,7 @@ func (a *analyser) target(op string, w word, write bool) {
 	if redirExempt(w.text) {
 		return
 	}
-	a.redirs = append(a.redirs, pendingRedir{op: op, target: w.text, write: write})
+	a.redirs = append(a.redirs, a.pending(pendingRedir{op: op, target: w.text, write: write}))
 }
 
 const devNetWhy = "redirections to /dev/tcp and /dev/udp open network connections"
@@ -287,17 +259,23 @@ func (a *analyser) finishRedirs() {
 			return
 		}
 		argv := []string{r.op, r.target}
-		if !strings.HasPrefix(r.target, "/") && a.cwdUnknown {
-			a.dynamic(argv, "relative redirection target after cd to a directory known only at run time")
+		if r.argv != nil {
+			argv = r.argv
+		}
+		if !strings.HasPrefix(unalias(r.target), "/") && (a.cwdUnknown || r.unknownDir) {
+			a.dynamic(argv, "relative path "+r.target+" written in a directory known only at run time")
 			continue
 		}
 		dirs := a.cwds
+		if r.dirs != nil {
+			dirs = r.dirs
+		}
 		if len(dirs) == 0 {
 			dirs = []string{workspace}
 		}
 		var best Part
 		for i, dir := range dirs {
-			target := r.target
+			target := unalias(r.target)
 			if !path.IsAbs(target) {
 				target = path.Join(dir, target)
 			}
@@ -305,6 +283,9 @@ func (a *analyser) finishRedirs() {
 			if i == 0 || p.Verdict > best.Verdict {
 				best = p
 			}
+		}
+		if r.argv != nil && (best.Verdict == Allow || a.parts[r.cmdPart].Verdict == Deny) {
+			continue // a file a command names adds a part only when it changes the decision
 		}
 		best.Argv = argv
 		a.add(best, nil)

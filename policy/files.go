@@ -101,7 +101,7 @@ func (p *Policy) decideFile(raw string, write bool) Part {
 	if write {
 		r = p.write
 	}
-	rel := relPath(raw)
+	rel := relPath(unalias(raw))
 	part.Verdict, part.Rule, part.Pattern = MatchFile(r.allow, r.deny, rel, write)
 	if rel != raw && strings.TrimPrefix(raw, "./") != rel {
 		part.Note = "resolves to " + rel

@@ -30,6 +30,8 @@ func FuzzDecide(f *testing.F) {
 		"for i in 1; do echo; done", "((x++))", "env -i A=1 ls", "find . -exec ls {} +", "xargs -I{} ls {}",
 		"echo ${a[$i]}", "case x in a) ls;; esac", "[[ $x -eq 1 ]]", "eval 'ls'", "ls > out", "cd x && ls > y",
 		"coproc ls", "time ls", "declare -n r=x", "a=(1 2)", "echo $'\\x41'", "ls 2>&1 >/dev/null",
+		"a['$(rm x)']=1", "read 'a[$(ls)]'", "declare -i x; x=y", "set -k", "bash /dev/stdin <<< ls",
+		"env -C d sh -c 'ls > f'", "git -C d log --output=f", "sort -o f x", "find . -delete", "cat /proc/self/cwd/f",
 	} {
 		f.Add(s)
 	}

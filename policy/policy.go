@@ -18,6 +18,7 @@ package policy
 import (
 	"fmt"
 	"regexp"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
@@ -169,6 +170,7 @@ type AuditSettings struct {
 type commandRules struct {
 	def, dynamic Verdict
 	lists        [3][]*rule // indexed by Verdict: allow, ask, deny
+	idx          *atomic.Pointer[ruleIndex]
 }
 
 type fileRules struct {
@@ -210,7 +212,7 @@ func newPolicy() *Policy {
 	return &Policy{
 		Sandbox: defaultSandbox(),
 		Audit:   AuditSettings{PreviewBytes: 4 << 10},
-		cmd:     commandRules{def: Ask, dynamic: Deny},
+		cmd:     commandRules{def: Ask, dynamic: Deny, idx: &atomic.Pointer[ruleIndex]{}},
 		read:    fileRules{allow: []string{"**"}},
 		write:   fileRules{allow: []string{"**"}},
 	}

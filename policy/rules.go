@@ -186,7 +186,21 @@ func overlaps(pattern, prefix, suffix string) bool {
 // deny > ask > allow > commands.default.
 func (c *commandRules) decide(cl *cmdline) Part {
 	part := Part{Argv: cl.argv()}
+	var x *ruleIndex
+	if len(cl.words) > 0 && cl.words[0].kind == wStatic && c.idx != nil {
+		x = c.index()
+	}
+	var buf [16]int
 	for _, v := range [...]Verdict{Deny, Ask, Allow} {
+		if x != nil {
+			for _, i := range x.candidates(v, cl.words[0].text, buf[:0]) {
+				if r := c.lists[v][i]; r.matches(cl, v != Allow) {
+					part.Verdict, part.Rule, part.Pattern, part.Why = v, r.id, r.match, r.why
+					return part
+				}
+			}
+			continue
+		}
 		for _, r := range c.lists[v] {
 			if r.matches(cl, v != Allow) {
 				part.Verdict, part.Rule, part.Pattern, part.Why = v, r.id, r.match, r.why

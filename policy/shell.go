@@ -44,12 +44,23 @@ type analyser struct {
 
 	cwds       []string // directories the shell may be in (cd), absolute
 	cwdUnknown bool
+	intVars    map[string]bool // declared integer (-i): assignments are arithmetic
+	scope      *dirScope       // set while a command runs in another directory (env -C, git -C)
+	argvMode   bool            // DecideArgv: one executed argv, shells and eval not parsed
+	lastCmd    int             // index in parts of the last command line decided by the rules
 	redirs     []pendingRedir
 }
 
+// pendingRedir is a literal file target, decided by the file rules once
+// the whole script is known (cd may move the shell): a redirection, or a
+// file a command's option or operand names (argv is then the command).
 type pendingRedir struct {
 	op, target string
 	write      bool
+	argv       []string
+	dirs       []string // directories it is relative to; nil: the shell's
+	unknownDir bool     // relative to a directory known only at run time
+	cmdPart    int      // argv set: index in parts of the command's own decision
 }
 
 func (a *analyser) add(p Part, cl *cmdline) {
@@ -67,6 +78,9 @@ func (a *analyser) limit(id, why string) {
 }
 
 func (a *analyser) dynamic(argv []string, note string) {
+	if a.argvMode {
+		return // at exec time nothing is left to run time: what runs next is judged at its own exec
+	}
 	a.add(Part{Argv: argv, Verdict: a.p.cmd.dynamic, Rule: "commands.dynamic", Note: note}, nil)
 }
 
@@ -94,6 +108,12 @@ func (a *analyser) script(src string, d int) {
 	}
 	if parenDepth(src) > maxParens {
 		a.limit("limits.depth", "the script nests parentheses more than 200 deep")
+		return
+	}
+	if strings.Contains(src, "\\\r") {
+		// The parser drops a backslash-CR before a newline inside $(...);
+		// bash runs it as a command named CR.
+		a.always("always.parse", []string{firstLine(src)}, "a backslash before a carriage return is read differently by the analysis and by bash; remove the carriage return")
 		return
 	}
 	hasHash := strings.Contains(src, "#")

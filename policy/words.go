@@ -217,19 +217,6 @@ func isName(s string) bool {
 	return true
 }
 
-// protectedVar reports whether assigning to the variable can change which
-// program runs or what the shell executes, so that static analysis of the
-// rest of the script would be meaningless.
-func protectedVar(name string) bool {
-	switch name {
-	case "PATH", "BASH_ENV", "ENV", "IFS", "PROMPT_COMMAND", "SHELLOPTS", "BASHOPTS", "PS4", "CDPATH":
-		return true
-	}
-	return strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "GIT_") ||
-		strings.HasPrefix(name, "BASH_FUNC_") ||
-		strings.HasSuffix(name, "PAGER") || strings.HasSuffix(name, "EDITOR")
-}
-
 // hasUnsafeRune reports whether s holds anything but printable ASCII.
 func hasUnsafeRune(s string) bool {
 	for i := 0; i < len(s); i++ {

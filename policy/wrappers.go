@@ -129,6 +129,12 @@ func contains(list []string, s string) bool {
 // unwrap analyses the command a wrapper runs.
 func (a *analyser) unwrap(base string, cl *cmdline, d int, in stdinInfo, wd int) {
 	args := cl.words[1:]
+	if a.argvMode {
+		switch base {
+		case "bash", "sh", "dash", "ash", "ksh", "mksh", "rbash", "zsh", "eval", "watch":
+			return // what they run is judged when it is executed
+		}
+	}
 	switch base {
 	case "bash", "sh", "dash", "ash", "ksh", "mksh", "rbash", "zsh":
 		a.shell(base, cl, d, in)
@@ -208,7 +214,41 @@ func (a *analyser) unwrap(base string, cl *cmdline, d int, in stdinInfo, wd int)
 		}
 		return
 	}
+	if base == "env" {
+		if dir, ok := envChdir(args[:min(next, len(args))]); ok {
+			a.inDir(dir, func() { a.simple(inner, d, in, wd+1) })
+			return
+		}
+	}
 	a.simple(inner, d, in, wd+1)
+}
+
+// envChdir finds env's -C DIR / --chdir=DIR; dir is nil when it is not a
+// single word.
+func envChdir(opts []word) (*word, bool) {
+	for i := 0; i < len(opts); i++ {
+		s := opts[i].text
+		switch {
+		case s == "-C" || s == "--chdir":
+			if i+1 < len(opts) {
+				return &opts[i+1], true
+			}
+			return nil, true
+		case strings.HasPrefix(s, "--chdir="):
+			w := staticWord(s[len("--chdir="):])
+			return &w, true
+		case len(s) > 1 && s[0] == '-' && s[1] != '-' && strings.IndexByte(s, 'C') > 0:
+			if rest := s[strings.IndexByte(s, 'C')+1:]; rest != "" {
+				w := staticWord(rest)
+				return &w, true
+			}
+			if i+1 < len(opts) {
+				return &opts[i+1], true
+			}
+			return nil, true
+		}
+	}
+	return nil, false
 }
 
 // replaceWords turns every word holding the placeholder (xargs -I,
@@ -252,6 +292,14 @@ loop:
 			return
 		case strings.HasPrefix(s, "--"):
 		case len(s) > 1 && (s[0] == '-' || s[0] == '+'):
+			var next *word
+			if i+1 < len(args) {
+				next = &args[i+1]
+			}
+			if shellFlagsKeyword(s, next) {
+				a.always("always.keyword", cl.argv(), keywordWhy)
+				return
+			}
 			flags := s[1:]
 			if s[0] == '-' && strings.IndexByte(flags, 'c') >= 0 {
 				cmdMode = true
@@ -286,7 +334,14 @@ loop:
 		return
 	}
 	if len(rest) > 0 && !stdinMode {
-		return // runs a script file: the rule for the shell decides
+		if rest[0].kind == wStatic && scriptFile(rest[0].text) {
+			stdinMode = true // bash /dev/stdin <<< '...': the script is stdin
+		} else {
+			if !a.p.cmd.allowsExplicitly(cl) {
+				a.dynamic(cl.argv(), base+" runs a script file the analysis cannot see; allow it with a rule that names the script (like \""+base+" scripts/*.sh\")")
+			}
+			return
+		}
 	}
 	if cl.open {
 		a.dynamic(cl.argv(), "the script comes from input at run time")
@@ -308,6 +363,7 @@ loop:
 
 // find analyses the commands of -exec, -execdir, -ok and -okdir.
 func (a *analyser) find(cl *cmdline, d int, wd int) {
+	a.findActions(cl, d, wd)
 	ws := cl.words
 	for i := 1; i < len(ws); i++ {
 		switch ws[i].text {
@@ -332,7 +388,11 @@ func (a *analyser) find(cl *cmdline, d int, wd int) {
 		if cl.open {
 			inner.open = true
 		}
-		a.simple(inner, d, stdinInfo{kind: stdinOther}, wd+1)
+		if t := ws[i].text; t == "-execdir" || t == "-okdir" {
+			a.inDir(nil, func() { a.simple(inner, d, stdinInfo{kind: stdinOther}, wd+1) })
+		} else {
+			a.simple(inner, d, stdinInfo{kind: stdinOther}, wd+1)
+		}
 		i = j
 	}
 }
