@@ -60,6 +60,7 @@ type runResult struct {
 	truncated bool
 	output    []byte // execute_bash: the output as the sandbox returned it
 	oom       bool
+	exec      *sandbox.ExecResult // execute_bash: what the executor saw
 }
 
 // registry lists the built-in tools, in the order the model sees them.
@@ -287,11 +288,13 @@ func runBash(ctx context.Context, t *Tools, cmd string) (runResult, error) {
 	if res.Truncated {
 		fmt.Fprintf(&b, "[output truncated by the sandbox: %d bytes in total; only the head and tail are shown. Filter it (grep, head, tail) or redirect it to a file and read parts of it.]\n", res.OutputBytes)
 	}
+	b.WriteString(execTimeText(&res))
 	code := res.ExitCode
 	return runResult{
 		text: b.String(), preview: out, exitCode: &code, timedOut: res.TimedOut,
 		duration: res.Duration, outBytes: res.OutputBytes, outSHA: res.OutputSHA,
 		auditPrev: out, truncated: res.Truncated, output: res.Output, oom: res.OOMKilled,
+		exec: &res,
 	}, nil
 }
 

@@ -107,6 +107,17 @@ type Record struct {
 	Error    string `json:"error,omitempty"`
 	Approver string `json:"approver,omitempty"`
 
+	// exec_denied, alarm, and the programs of a tool_call result (see
+	// enforce.go)
+	Argv            []string  `json:"argv,omitempty"`
+	PID             int       `json:"pid,omitempty"`
+	Exe             string    `json:"exe,omitempty"`
+	Path            string    `json:"path,omitempty"`
+	What            string    `json:"what,omitempty"`
+	Action          string    `json:"action,omitempty"`
+	Programs        []Program `json:"programs,omitempty"`
+	ProgramsDropped int       `json:"programs_dropped,omitempty"`
+
 	Prev string `json:"prev"`
 	MAC  string `json:"mac,omitempty"`
 }
@@ -215,6 +226,10 @@ func appendRecord(b []byte, r *Record, withMAC bool) ([]byte, error) {
 
 	b = optString(b, "error", r.Error)
 	b = optString(b, "approver", r.Approver)
+	b, err := appendExecInfo(b, r)
+	if err != nil {
+		return nil, err
+	}
 
 	b = appendKey(b, "prev")
 	b = appendString(b, r.Prev)

@@ -19,7 +19,10 @@ func fullRecord() Record {
 		OutputSHA256: "os", OutputPreview: "op", Truncated: Ptr(true),
 		Step: 2, PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7, FinishReason: "stop",
 		Status: "done", Steps: 5, Answer: "a", Files: []FileChange{{Path: "x", SHA256: "s", Bytes: 1, Change: ChangeAdded}},
-		Error: "e", Approver: "ap", Prev: GenesisPrev, MAC: "mac",
+		Error: "e", Approver: "ap",
+		Argv: []string{"rm", "-f", "x"}, PID: 42, Exe: "/usr/bin/rm", Path: ".git/config", What: "changed", Action: "restored",
+		Programs: []Program{{Name: "ls", Count: 2}}, ProgramsDropped: 1,
+		Prev: GenesisPrev, MAC: "mac",
 	}
 }
 
@@ -41,7 +44,10 @@ func TestRecordRoundTripAndKeyOrder(t *testing.T) {
 	pos := -1
 	for i := 0; i < typ.NumField(); i++ {
 		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-		p := bytes.Index(b, []byte(`"`+name+`":`))
+		p := bytes.Index(b[pos+1:], []byte(`"`+name+`":`))
+		if p >= 0 {
+			p += pos + 1
+		}
 		if p < 0 || p < pos {
 			t.Fatalf("key %q missing or out of order in %s", name, b)
 		}

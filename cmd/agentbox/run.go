@@ -112,12 +112,15 @@ func runCommand() *cli.Command {
 			}
 			return withRuntime(c.Context, func(rt backend) error {
 				_, _ = rt.GC(c.Context)
+				tools, err := agent.NewTools(p, &cfg, log, appr)
+				if err != nil {
+					return exitWith(exitUsage, err)
+				}
 				sess, err := rt.Start(c.Context, cfg)
 				if err != nil {
 					return err
 				}
 				defer sess.Close(context.WithoutCancel(c.Context))
-				tools := agent.NewTools(p, cfg, log, appr)
 				tools.Session = sess
 				res, err := agent.Run(c.Context, agent.RunConfig{
 					Task: task, Model: model, ModelName: name, Tools: tools,

@@ -77,7 +77,7 @@ func TestHardeningFromInspect(t *testing.T) {
 	if string(hc.NetworkMode) != "none" || len(hc.CapDrop) != 1 || hc.CapDrop[0] != "ALL" || len(hc.CapAdd) != 0 {
 		t.Errorf("network %q capdrop %v capadd %v", hc.NetworkMode, hc.CapDrop, hc.CapAdd)
 	}
-	if !hc.ReadonlyRootfs || hc.Privileged || hc.Init == nil || !*hc.Init {
+	if !hc.ReadonlyRootfs || hc.Privileged || hc.Init == nil || *hc.Init {
 		t.Errorf("readonly=%v privileged=%v init=%v", hc.ReadonlyRootfs, hc.Privileged, hc.Init)
 	}
 	for _, o := range hc.SecurityOpt {

@@ -20,7 +20,6 @@ func containerSpec(cfg sandbox.Config, exe, id, owner, host string) (*container.
 	if cfg.Network == sandbox.NetworkOpen {
 		netMode = "bridge"
 	}
-	yes := true
 	pids := cfg.Pids
 	ccfg := &container.Config{
 		Image:           cfg.Image,
@@ -43,9 +42,11 @@ func containerSpec(cfg sandbox.Config, exe, id, owner, host string) (*container.
 		SecurityOpt:    []string{"no-new-privileges"},
 		ReadonlyRootfs: true,
 		Tmpfs:          map[string]string{"/tmp": "rw,nosuid,nodev,size=64m,mode=1777"},
-		Init:           &yes,
-		Runtime:        cfg.Runtime,
-		LogConfig:      container.LogConfig{Type: "none"},
+		// No engine init: the executor is PID 1, non-dumpable (no command
+		// can ptrace it or read its memory), and reaps every orphan.
+		Init:      new(bool),
+		Runtime:   cfg.Runtime,
+		LogConfig: container.LogConfig{Type: "none"},
 		Resources: container.Resources{
 			Memory:     cfg.MemoryBytes,
 			MemorySwap: cfg.MemoryBytes,
