@@ -20,7 +20,7 @@ func containerSpec(cfg sandbox.Config, exe, id, owner, host string) (*container.
 	if cfg.Network == sandbox.NetworkOpen {
 		netMode = "bridge"
 	}
-	pids := cfg.Pids
+	pids := hostPids(cfg)
 	ccfg := &container.Config{
 		Image:           cfg.Image,
 		Cmd:             []string{executorPath, "executor"},
@@ -63,4 +63,21 @@ func containerSpec(cfg sandbox.Config, exe, id, owner, host string) (*container.
 		},
 	}
 	return ccfg, hc
+}
+
+// runscPidsHeadroom is what gVisor's own host threads and processes (the
+// sentry, the gofer, the ptrace platform's stubs) need beside the
+// sandbox's tasks.
+const runscPidsHeadroom = 512
+
+// hostPids is the engine's pids limit. Under gVisor it bounds the
+// sandbox's host threads, the sentry's included: a fork bomb inside
+// would starve the sentry of threads and kill the whole sandbox. There
+// the executor bounds the command's tasks to cfg.Pids (every fork beyond
+// is killed at birth) and the engine's limit leaves gVisor room.
+func hostPids(cfg sandbox.Config) int64 {
+	if cfg.Runtime == "runsc" && cfg.Pids > 0 {
+		return 16*cfg.Pids + runscPidsHeadroom
+	}
+	return cfg.Pids
 }
