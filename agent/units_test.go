@@ -224,14 +224,14 @@ func TestPromptAlwaysCoversOnlyItsRules(t *testing.T) {
 		}
 		return ap
 	}
-	if ap := ask("git commit -m x"); !ap.Allow {
+	if ap := ask("git push origin x"); !ap.Allow {
 		t.Fatalf("answered a: %+v", ap)
 	}
-	if ap := ask("git commit -m y"); !ap.Allow || ap.DecidedBy != "session-rule" {
+	if ap := ask("git push origin y"); !ap.Allow || ap.DecidedBy != "session-rule" {
 		t.Errorf("same rule again: %+v", ap)
 	}
 	// The input is exhausted: a prompt now means end of input, a denial.
-	if ap := ask("git commit -am x; git config core.fsmonitor ./evil"); ap.Allow {
+	if ap := ask("git push origin z; npm install left-pad"); ap.Allow {
 		t.Errorf("a remembered rule approved another rule's command: %+v", ap)
 	}
 }
