@@ -47,14 +47,26 @@ var _ RedactingLog = (*audit.Writer)(nil)
 // NewTools assembles the tool pipeline of one session: the policy, the
 // audit log (and its redaction), the approver, and what the session
 // configuration tells the model (call timeout, output cap, network,
-// workspace mode). It is the one assembly for run, exec and batch. The
-// caller sets Session once the sandbox runs.
-func NewTools(p *policy.Policy, cfg sandbox.Config, log RedactingLog, appr Approver) *Tools {
-	return &Tools{
+// workspace mode). It also fills cfg.Enforce, what the executor enforces
+// on its own: the policy's exact source for the exec-time command rules
+// (asks at exec time go to appr and are recorded; with no one to ask they
+// are denied) and the write rules of the effects check. It is the one
+// assembly for run, exec and batch; start the sandbox with cfg afterwards.
+// The caller sets Session once the sandbox runs.
+func NewTools(p *policy.Policy, cfg *sandbox.Config, log RedactingLog, appr Approver) (*Tools, error) {
+	t := &Tools{
 		Policy: p, Audit: log, Approver: appr, Redact: log.Redact,
 		CallTimeout: p.Sandbox.CallTimeout, OutputCap: cfg.OutputCap,
 		Network: cfg.Network, WorkspaceMode: cfg.WorkspaceMode,
 	}
+	en, err := Enforcement(p, t.execApprover())
+	if err != nil {
+		return nil, err
+	}
+	hb := cfg.Enforce.Heartbeat
+	cfg.Enforce = en
+	cfg.Enforce.Heartbeat = hb
+	return t, nil
 }
 
 // ModelSpec chooses the model of a session: the scripted model when Script

@@ -149,7 +149,40 @@ func (p *Printer) ToolCall(step, maxSteps int, o Outcome) {
 		preview = ""
 	}
 	b.WriteString(p.previewLines(preview))
+	b.WriteString(p.execTime(o))
 	p.write(b.String())
+}
+
+// ExecTime prints only the programs stopped at exec time and the effects
+// undone during a call (agentbox exec prints the output itself).
+func (p *Printer) ExecTime(o Outcome) {
+	if s := p.execTime(o); s != "" && !p.Quiet {
+		p.write(s)
+	}
+}
+
+// execTime lists the programs stopped at exec time and the effects undone
+// during a call.
+func (p *Printer) execTime(o Outcome) string {
+	var b strings.Builder
+	for i, d := range o.DeniedExecs {
+		if i == maxListed {
+			fmt.Fprintf(&b, "      … %d more denied at exec time (see the audit log)\n", len(o.DeniedExecs)-maxListed)
+			break
+		}
+		fmt.Fprintf(&b, "      %s %s  %s %s\n", p.paint(cRed, "exec denied:"), textutil.OneLine(policy.Visible(quoteArgv(d.Argv)), 80), d.Decision, d.Rule)
+	}
+	for i, a := range o.Alarms {
+		if i == maxListed {
+			fmt.Fprintf(&b, "      … %d more effects undone (see the audit log)\n", len(o.Alarms)-maxListed)
+			break
+		}
+		fmt.Fprintf(&b, "      %s %s\n", p.paint(cYel, "alarm:"), textutil.OneLine(policy.Visible(alarmLine(a)), 100))
+	}
+	if p.Redact != nil {
+		return p.Redact(b.String())
+	}
+	return b.String()
 }
 
 func (p *Printer) previewLines(s string) string {

@@ -61,6 +61,8 @@ type Tools struct {
 	// Redact removes secrets from text that leaves agentbox (model
 	// messages, terminal); nil = none.
 	Redact func(string) string
+
+	current string // the call in progress, for exec-time approvals
 }
 
 // Outcome is the result of one tool call.
@@ -93,6 +95,11 @@ type Outcome struct {
 	// (capped by the executor, not by OutputCap; redacted), for
 	// `agentbox exec`.
 	Output []byte
+	// DeniedExecs are the programs execute_bash's command started that
+	// the executor stopped at their exec; Alarms the forbidden effects
+	// undone after it (redacted).
+	DeniedExecs []sandbox.DeniedExec
+	Alarms      []sandbox.Alarm
 	// Err is fatal (the executor died, the audit log failed, ctx ended):
 	// the session must end. Text is still set for completeness.
 	Err error
@@ -149,6 +156,7 @@ func (t *Tools) record(rec *audit.Record) error {
 // Outcome.Text; Outcome.Err is set only when the session must end.
 func (t *Tools) Call(ctx context.Context, callID, name, argsJSON string) Outcome {
 	o := Outcome{CallID: callID, Tool: name}
+	t.current = callID
 	spec, ok := lookupTool(name)
 	if !ok {
 		o.Invalid = true
@@ -247,6 +255,14 @@ func (t *Tools) Call(ctx context.Context, callID, name, argsJSON string) Outcome
 		Decision: "allow", ExitCode: res.exitCode, DurationMS: audit.Ptr(res.duration.Milliseconds()),
 		OutputBytes: audit.Ptr(res.outBytes), OutputSHA256: res.outSHA, OutputPreview: res.auditPrev,
 		Truncated: audit.Ptr(res.truncated)}
+	if x := res.exec; x != nil {
+		o.DeniedExecs, o.Alarms = t.redactExecTime(x)
+		rec.Programs, rec.ProgramsDropped = programs(x.Programs), x.ProgramsDropped
+		if err := t.recordExecTime(callID, x); err != nil {
+			o.Err = err
+			return t.finish(o)
+		}
+	}
 	if res.exitCode != nil {
 		rec.TimedOut = audit.Ptr(res.timedOut)
 	}

@@ -85,10 +85,12 @@ func runBash(ctx context.Context, t *Tools, cmd string) (runResult, error) {
 	if res.Truncated {
 		fmt.Fprintf(&b, "[output truncated by the sandbox: %d bytes in total; only the head and tail are shown. Filter it (grep, head, tail) or redirect it to a file and read parts of it.]\n", res.OutputBytes)
 	}
+	b.WriteString(execTimeText(&res))
 	code := res.ExitCode
 	return runResult{
 		text: b.String(), preview: out, exitCode: &code, timedOut: res.TimedOut,
 		duration: res.Duration, outBytes: res.OutputBytes, outSHA: res.OutputSHA,
 		auditPrev: out, truncated: res.Truncated, output: res.Output, oom: res.OOMKilled,
+		exec: &res,
 	}, nil
 }

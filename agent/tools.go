@@ -66,6 +66,7 @@ type runResult struct {
 	truncated bool
 	output    []byte // execute_bash: the output as the sandbox returned it
 	oom       bool
+	exec      *sandbox.ExecResult // execute_bash: what the executor saw
 }
 
 // registry lists the built-in tools, in the order the model sees them.

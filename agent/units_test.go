@@ -231,7 +231,7 @@ func TestPromptAlwaysCoversOnlyItsRules(t *testing.T) {
 		t.Errorf("same rule again: %+v", ap)
 	}
 	// The input is exhausted: a prompt now means end of input, a denial.
-	if ap := ask("git push origin x; git config core.fsmonitor ./evil"); ap.Allow {
+	if ap := ask("git push origin z; npm install left-pad"); ap.Allow {
 		t.Errorf("a remembered rule approved another rule's command: %+v", ap)
 	}
 }

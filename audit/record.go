@@ -16,8 +16,11 @@ const (
 	EventApproval     = "approval"
 	EventSessionEnd   = "session_end"
 	EventError        = "error"
-	EventNet          = "net"   // one egress attempt (NetHost, NetPort, Decision, Rule, bytes)
-	EventAlarm        = "alarm" // an effect the layers below the parser caught and undid
+	EventNet          = "net" // one egress attempt (NetHost, NetPort, Decision, Rule, bytes)
+	// EventAlarm is one forbidden effect found after a call and undone:
+	// Path, What (created, changed, setid, ...), Action (removed,
+	// restored, cleared, ...), Rule.
+	EventAlarm = "alarm"
 )
 
 // Tool-call phases (Record.Phase). A tool call is recorded twice: the
@@ -109,6 +112,16 @@ type Record struct {
 	Error    string `json:"error,omitempty"`
 	Approver string `json:"approver,omitempty"`
 
+	// exec_denied, alarm, and the programs of a tool_call result (see
+	// enforce.go)
+	Argv            []string  `json:"argv,omitempty"`
+	PID             int       `json:"pid,omitempty"`
+	Exe             string    `json:"exe,omitempty"`
+	Path            string    `json:"path,omitempty"`
+	What            string    `json:"what,omitempty"`
+	Action          string    `json:"action,omitempty"`
+	Programs        []Program `json:"programs,omitempty"`
+	ProgramsDropped int       `json:"programs_dropped,omitempty"`
 	// What reviewers need besides: the batch task (session_start), the
 	// plan of --plan and the model's text reply (model_call), the prompt
 	// as shown (approval); and one egress attempt (net).
@@ -230,6 +243,10 @@ func appendRecord(b []byte, r *Record, withMAC bool) ([]byte, error) {
 
 	b = optString(b, "error", r.Error)
 	b = optString(b, "approver", r.Approver)
+	b, err := appendExecInfo(b, r)
+	if err != nil {
+		return nil, err
+	}
 
 	b = optString(b, "task_id", r.TaskID)
 	if len(r.Plan) > 0 {

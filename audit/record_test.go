@@ -22,6 +22,8 @@ func fullRecord() Record {
 		Error: "e", Approver: "ap",
 		TaskID: "t1", Plan: []string{"a", "b"}, Text: "hello", Prompt: "Allow?", NetHost: "example.com", NetPort: 443,
 		NetAddr: "93.184.216.34:443", BytesUp: Ptr[int64](10), BytesDown: Ptr[int64](20),
+		Argv: []string{"rm", "-f", "x"}, PID: 42, Exe: "/usr/bin/rm", Path: ".git/config", What: "changed", Action: "restored",
+		Programs: []Program{{Name: "ls", Count: 2}}, ProgramsDropped: 1,
 		Prev: GenesisPrev, MAC: "mac",
 	}
 }
@@ -44,7 +46,10 @@ func TestRecordRoundTripAndKeyOrder(t *testing.T) {
 	pos := -1
 	for i := 0; i < typ.NumField(); i++ {
 		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-		p := bytes.Index(b, []byte(`"`+name+`":`))
+		p := bytes.Index(b[pos+1:], []byte(`"`+name+`":`))
+		if p >= 0 {
+			p += pos + 1
+		}
 		if p < 0 || p < pos {
 			t.Fatalf("key %q missing or out of order in %s", name, b)
 		}

@@ -108,6 +108,7 @@ func (z sanitizer) record(r *Record) (Record, error) {
 	} {
 		*p = z.text(*p)
 	}
+	z.execInfo(&c)
 	if len(r.Args) > 0 {
 		args, err := z.args(r.Args)
 		if err != nil {

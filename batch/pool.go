@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
 )
@@ -39,6 +40,18 @@ func (b *batcher) prepare(ctx context.Context, t *Task) *prepared {
 	}
 	pol := b.policyOf(t)
 	p.cfg = SandboxConfig(pol, b.cfg.Sandbox, p.dir)
+	// Exec-time asks: no terminal in a batch; --approve allow allows them.
+	var approve func(context.Context, sandbox.ExecAsk) bool
+	if _, ok := b.cfg.Approver.(agent.AllowAll); ok {
+		approve = func(context.Context, sandbox.ExecAsk) bool { return true }
+	}
+	en, err := agent.Enforcement(pol, approve)
+	if err != nil {
+		_ = workspace.RemoveTree(p.dir)
+		p.err = err
+		return p
+	}
+	p.cfg.Enforce = en
 	sess, err := b.cfg.Runtime.Start(ctx, p.cfg)
 	if err != nil {
 		_ = workspace.RemoveTree(p.dir)

@@ -106,7 +106,11 @@ func (b *batcher) agentRun(ctx context.Context, p *prepared) (agent.Result, stri
 	if appr == nil {
 		appr = agent.DenyAll{DecidedBy: audit.DecidedByFlag}
 	}
-	tools := agent.NewTools(pol, p.cfg, b.cfg.Audit, appr)
+	cfg := p.cfg // the sandbox runs: its enforcement was set in prepare
+	tools, err := agent.NewTools(pol, &cfg, b.cfg.Audit, appr)
+	if err != nil {
+		return agent.Result{Status: agent.StatusError, Error: err.Error(), FilesChanged: []audit.FileChange{}}, "", 0, err
+	}
 	tools.Session = p.sess
 	maxSteps := t.MaxSteps
 	if maxSteps <= 0 {

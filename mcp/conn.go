@@ -39,17 +39,22 @@ type conn struct {
 	snapshot bool
 }
 
-func newConn(cfg Config) *conn {
+func newConn(cfg Config) (*conn, error) {
 	id := cfg.Sandbox.SessionID
 	if id == "" {
 		id = sandbox.NewID()
 	}
 	cfg.Sandbox.SessionID = id
-	t := agent.NewTools(cfg.Policy, cfg.Sandbox, cfg.Audit, nil)
+	// Exec-time asks have no approver here (nil denies them); asks of the
+	// up-front check go through elicitation or --approve.
+	t, err := agent.NewTools(cfg.Policy, &cfg.Sandbox, cfg.Audit, nil)
+	if err != nil {
+		return nil, err
+	}
 	t.SessionID = id
 	c := &conn{cfg: cfg, id: id, tools: t, asks: newAskState(), done: make(chan struct{})}
 	c.stop = sync.OnceFunc(func() { close(c.done) })
-	return c
+	return c, nil
 }
 
 // ensure starts the sandbox and records session_start, once; the caller

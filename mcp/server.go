@@ -87,7 +87,10 @@ func Serve(ctx context.Context, cfg Config) error {
 
 	connCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	c := newConn(cfg)
+	c, err := newConn(cfg)
+	if err != nil {
+		return err
+	}
 	// The SDK waits for running handlers before Run returns: they must
 	// end as soon as the connection does.
 	defer context.AfterFunc(connCtx, c.stop)()
@@ -113,7 +116,7 @@ func Serve(ctx context.Context, cfg Config) error {
 		}
 	}()
 
-	err := srv.Run(connCtx, &sdk.IOTransport{Reader: cfg.In, Writer: cfg.Out})
+	err = srv.Run(connCtx, &sdk.IOTransport{Reader: cfg.In, Writer: cfg.Out})
 	cause := context.Cause(connCtx)
 	cancel(errConnClosed)
 	interrupted := ctx.Err() != nil

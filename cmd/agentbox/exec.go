@@ -56,7 +56,10 @@ func execCommand() *cli.Command {
 			defer log.Close()
 			return withRuntime(c.Context, func(rt backend) error {
 				_, _ = rt.GC(c.Context) // a cheap gc first: sandboxes of dead owners go
-				tools := agent.NewTools(p, cfg, log, appr)
+				tools, err := agent.NewTools(p, &cfg, log, appr)
+				if err != nil {
+					return exitWith(exitUsage, err)
+				}
 				tools.CallTimeout = timeout
 				o, err := agent.ExecOnce(c.Context, agent.ExecConfig{
 					Command: command, Tools: tools,
@@ -93,8 +96,11 @@ func printExec(c *cli.Context, o agent.Outcome, timeout time.Duration) error {
 			Bytes     int64  `json:"output_bytes"`
 			SHA256    string `json:"output_sha256,omitempty"`
 			Truncated bool   `json:"truncated"`
+			// What the executor stopped and undid.
+			DeniedExecs []sandbox.DeniedExec `json:"denied_execs,omitempty"`
+			Alarms      []sandbox.Alarm      `json:"alarms,omitempty"`
 		}{o.Decision, o.Rule, o.Reason, o.ExitCode, o.TimedOut, o.OOMKilled, o.Duration.Milliseconds(),
-			string(o.Output), "", o.OutBytes, o.OutSHA256, o.Truncated}
+			string(o.Output), "", o.OutBytes, o.OutSHA256, o.Truncated, o.DeniedExecs, o.Alarms}
 		if !utf8.Valid(o.Output) {
 			out.Output, out.Encoding = base64.StdEncoding.EncodeToString(o.Output), "base64"
 		}
@@ -109,6 +115,8 @@ func printExec(c *cli.Context, o agent.Outcome, timeout time.Duration) error {
 	} else {
 		_, _ = c.App.Writer.Write(o.Output)
 	}
+	// What the layers below the up-front check did goes to stderr.
+	(&agent.Printer{W: c.App.ErrWriter, Color: colorOn(os.Stderr)}).ExecTime(o)
 	switch {
 	case o.Denied:
 		if o.Policy == policy.Ask.String() {

@@ -5,33 +5,29 @@ import (
 
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox/executor"
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // loadJudge builds the executor's exec-time judge from the policy source
-// the host sent in hello. Until the policy package decides an argv
-// directly, the argv is quoted back into one simple command and decided
-// like a script: the same command rules as the up-front check.
+// the host sent in hello: policy.DecideExec, the same command rules as the
+// up-front check applied to one executed argv (no shell parsing). The
+// executor caches its decisions.
 func loadJudge(name string, src []byte) (executor.Judge, error) {
 	p, err := policy.Parse(name, src)
 	if err != nil {
 		return nil, err
 	}
-	return executor.JudgeFunc(func(argv []string) executor.Decision {
-		return judgeArgv(p, argv)
-	}), nil
+	return policyJudge{p}, nil
 }
 
-func judgeArgv(p *policy.Policy, argv []string) executor.Decision {
-	words := make([]string, len(argv))
-	for i, a := range argv {
-		q, err := syntax.Quote(a, syntax.LangBash)
-		if err != nil {
-			return executor.Decision{Verdict: executor.Deny, Rule: "exec-time check", Reason: "an argument cannot be quoted for the policy check: " + err.Error()}
-		}
-		words[i] = q
-	}
-	d := p.Decide(policy.Action{Kind: policy.Command, Command: strings.Join(words, " ")})
+// policyJudge adapts a policy to the executor's Judge.
+type policyJudge struct{ p *policy.Policy }
+
+var _ executor.Judge = policyJudge{}
+
+// JudgeExec decides argv as executed; exe, when set, is the executable
+// argv[0] does not name, and the stricter of the two decisions wins.
+func (j policyJudge) JudgeExec(exe string, argv []string) executor.Decision {
+	d := j.p.DecideExec(exe, argv)
 	v := executor.Deny
 	switch d.Verdict {
 	case policy.Allow:
@@ -39,5 +35,9 @@ func judgeArgv(p *policy.Policy, argv []string) executor.Decision {
 	case policy.Ask:
 		v = executor.Ask
 	}
-	return executor.Decision{Verdict: v, Rule: d.Rule, Reason: d.Reason}
+	reason := d.Reason
+	if d.Why != "" && !strings.Contains(reason, d.Why) {
+		reason += " (" + d.Why + ")"
+	}
+	return executor.Decision{Verdict: v, Rule: d.Rule, Reason: reason}
 }

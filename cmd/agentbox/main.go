@@ -17,6 +17,7 @@ import (
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/internal/textutil"
 	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/sandbox/executor"
 	"github.com/urfave/cli/v2"
 )
 
@@ -50,6 +51,9 @@ func (e *exitError) Unwrap() error { return e.err }
 func exitWith(code int, err error) error { return &exitError{code: code, err: err} }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == executor.ShimArg {
+		executor.Shim(os.Args[2:]) // inside the sandbox, between fork and bash
+	}
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -116,7 +116,10 @@ func runCommand() *cli.Command {
 				// The sandbox starts while the first model request is in
 				// flight (agent.RunConfig.Start).
 				cfg.SessionID = sandbox.NewID()
-				tools := agent.NewTools(p, cfg, log, appr)
+				tools, err := agent.NewTools(p, &cfg, log, appr)
+				if err != nil {
+					return exitWith(exitUsage, err)
+				}
 				tools.SessionID = cfg.SessionID
 				closeSession := func() {
 					if tools.Session != nil {

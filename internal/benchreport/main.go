@@ -142,6 +142,12 @@ func run(out string, calls int) error {
 	if err := tierRows(ctx, rt, cfg, calls, add); err != nil {
 		return err
 	}
+	// (after the rows the ratios below index)
+	er, err := enforceRows(ctx, rt, cfg, calls)
+	if err != nil {
+		return err
+	}
+	rows = append(rows, er...)
 	gobench, err := goBenchmarks()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "go benchmarks:", err)
@@ -189,7 +195,7 @@ func dockerExec(ctx context.Context, cli *client.Client, cid string) error {
 // lines.
 func goBenchmarks() (string, error) {
 	var pkgs []string
-	for _, p := range []string{"./policy/", "./audit/", "./agent/", "./batch/"} {
+	for _, p := range []string{"./policy/", "./audit/", "./agent/", "./batch/", "./sandbox/executor/"} {
 		if _, err := os.Stat(p); err == nil {
 			pkgs = append(pkgs, p)
 		}
@@ -235,7 +241,7 @@ func report(rows []row, gobench string) string {
 			float64(api)/float64(warm), overhead, ms(inner), ms(bash), float64(start)/float64(run), ms(native), ms(warm))
 	}
 	if gobench != "" {
-		b.WriteString("\n## Go benchmarks\n\n`go test -run '^$' -bench . -benchmem -benchtime 2s` on the policy, audit, agent and batch packages (ns/op is per operation named in the benchmark).\n\n```\n")
+		b.WriteString("\n## Go benchmarks\n\n`go test -run '^$' -bench . -benchmem -benchtime 2s` on the policy, audit, agent, batch and sandbox/executor packages (BenchmarkExecTraceOverhead: the same call traced and judged against untraced, on the host) (ns/op is per operation named in the benchmark).\n\n```\n")
 		b.WriteString(gobench)
 		b.WriteString("\n```\n")
 	}

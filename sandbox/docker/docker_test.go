@@ -77,7 +77,7 @@ func TestHardeningFromInspect(t *testing.T) {
 	if string(hc.NetworkMode) != "none" || len(hc.CapDrop) != 1 || hc.CapDrop[0] != "ALL" || len(hc.CapAdd) != 0 {
 		t.Errorf("network %q capdrop %v capadd %v", hc.NetworkMode, hc.CapDrop, hc.CapAdd)
 	}
-	if !hc.ReadonlyRootfs || hc.Privileged || hc.Init == nil || !*hc.Init {
+	if !hc.ReadonlyRootfs || hc.Privileged || hc.Init == nil || *hc.Init {
 		t.Errorf("readonly=%v privileged=%v init=%v", hc.ReadonlyRootfs, hc.Privileged, hc.Init)
 	}
 	for _, o := range hc.SecurityOpt {
@@ -163,12 +163,20 @@ func TestCloseRemovesContainer(t *testing.T) {
 	}
 }
 
-// The executor dying (here: killed by the command it runs) fails closed:
-// the call errors with ErrExecutor and the container is gone.
+// The executor is PID 1: a command cannot kill it. Its death (here:
+// killed from the host) fails closed: the call errors with ErrExecutor and
+// the container is gone.
 func TestExecutorDeathFailsClosed(t *testing.T) {
 	cli := testutil.RequireDocker(t)
 	s, _ := startDocker(t)
-	_, err := s.Exec(context.Background(), sandbox.ExecRequest{Command: "kill -9 $PPID; sleep 5", Timeout: 30 * time.Second})
+	res, err := s.Exec(context.Background(), sandbox.ExecRequest{Command: "kill -9 $PPID; kill -9 1; echo alive", Timeout: 30 * time.Second})
+	if err != nil || !strings.Contains(string(res.Output), "alive") {
+		t.Fatalf("a command killed the executor: %v %q", err, res.Output)
+	}
+	if err := cli.ContainerKill(context.Background(), s.Info().ContainerID, "SIGKILL"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Exec(context.Background(), sandbox.ExecRequest{Command: "true", Timeout: 30 * time.Second})
 	if !errors.Is(err, sandbox.ErrExecutor) {
 		t.Fatalf("want ErrExecutor, got %v", err)
 	}

@@ -23,8 +23,7 @@ func containerSpec(cfg sandbox.Config, exe, id string, owner map[string]string, 
 	if cfg.Network == sandbox.NetworkOpen {
 		netMode = "bridge"
 	}
-	yes := true
-	pids := cfg.Pids
+	pids := hostPids(cfg)
 	ccfg := &container.Config{
 		Image:           cfg.Image,
 		Cmd:             []string{executorPath, "executor"},
@@ -46,9 +45,11 @@ func containerSpec(cfg sandbox.Config, exe, id string, owner map[string]string, 
 		SecurityOpt:    []string{"no-new-privileges", "seccomp=" + seccomp},
 		ReadonlyRootfs: true,
 		Tmpfs:          map[string]string{"/tmp": "rw,nosuid,nodev,size=64m,mode=1777"},
-		Init:           &yes,
-		Runtime:        cfg.Runtime,
-		LogConfig:      container.LogConfig{Type: "none"},
+		// No engine init: the executor is PID 1, non-dumpable (no command
+		// can ptrace it or read its memory), and reaps every orphan.
+		Init:      new(bool),
+		Runtime:   cfg.Runtime,
+		LogConfig: container.LogConfig{Type: "none"},
 		Resources: container.Resources{
 			Memory:     cfg.MemoryBytes,
 			MemorySwap: cfg.MemoryBytes,
@@ -69,4 +70,21 @@ func containerSpec(cfg sandbox.Config, exe, id string, owner map[string]string, 
 		ccfg.Labels[k] = v
 	}
 	return ccfg, hc
+}
+
+// runscPidsHeadroom is what gVisor's own host threads and processes (the
+// sentry, the gofer, the ptrace platform's stubs) need beside the
+// sandbox's tasks.
+const runscPidsHeadroom = 512
+
+// hostPids is the engine's pids limit. Under gVisor it bounds the
+// sandbox's host threads, the sentry's included: a fork bomb inside
+// would starve the sentry of threads and kill the whole sandbox. There
+// the executor bounds the command's tasks to cfg.Pids (every fork beyond
+// is killed at birth) and the engine's limit leaves gVisor room.
+func hostPids(cfg sandbox.Config) int64 {
+	if cfg.Runtime == "runsc" && cfg.Pids > 0 {
+		return 16*cfg.Pids + runscPidsHeadroom
+	}
+	return cfg.Pids
 }

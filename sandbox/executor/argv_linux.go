@@ -16,38 +16,36 @@ const maxArgv = 1 << 20
 
 // execArgv reads the argv of the image pid has just executed (at its exec
 // stop /proc/PID/cmdline is the new image's) and the executable's path.
-// When argv[0] does not name the executable (bash's `exec -a ls rm …`),
-// argv[0] is replaced by the executable's path: the rules judge the program
-// that really runs.
-func execArgv(pid int) (argv []string, exe string, err error) {
+// named tells whether argv[0] names the executable (by its name or as the
+// process would look it up); when it does not (bash's `exec -a ls rm …`),
+// the rules judge both names. An empty argv becomes the executable's path.
+func execArgv(pid int) (argv []string, exe string, named bool, err error) {
 	proc := "/proc/" + strconv.Itoa(pid)
 	exe, err = os.Readlink(proc + "/exe")
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	f, err := os.Open(proc + "/cmdline")
 	if err != nil {
-		return nil, exe, err
+		return nil, exe, false, err
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxArgv+1))
 	f.Close()
 	if err != nil {
-		return nil, exe, err
+		return nil, exe, false, err
 	}
 	if len(b) > maxArgv {
-		return []string{exe}, exe, errors.New("the argument list is over 1 MiB")
+		return []string{exe}, exe, true, errors.New("the argument list is over 1 MiB")
 	}
 	b = bytes.TrimSuffix(b, []byte{0})
 	if len(b) > 0 {
 		argv = strings.Split(string(b), "\x00")
 	}
 	if len(argv) == 0 || argv[0] == "" {
-		return append([]string{exe}, argv[min(1, len(argv)):]...), exe, nil
+		return append([]string{exe}, argv[min(1, len(argv)):]...), exe, true, nil
 	}
-	if path.Base(argv[0]) == path.Base(exe) || sameFile(proc, argv[0], exe) {
-		return argv, exe, nil
-	}
-	return append([]string{exe}, argv[1:]...), exe, nil
+	named = path.Base(argv[0]) == path.Base(exe) || sameFile(proc, argv[0], exe)
+	return argv, exe, named, nil
 }
 
 // sameFile reports whether name, as the process would look it up (relative

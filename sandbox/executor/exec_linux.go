@@ -39,13 +39,14 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 	if err != nil {
 		return &wire.Response{Error: "pipe: " + err.Error()}
 	}
-	c := &traceCall{judge: s.judge, limit: s.pidsBudget(), untraced: s.noTrace}
+	c := &traceCall{judge: s.judge, limit: s.pidsBudget(), untraced: s.noTrace, viaShim: s.viaShim}
 	if s.link != nil {
 		c.ask = s.link.asker(req.ID, deadline)
 	}
 	attr := &os.ProcAttr{Dir: s.dir(), Env: childEnv(), Files: []*os.File{devnull, pw, pw},
 		Sys: &syscall.SysProcAttr{Setsid: true}}
 	s.tracer.do(func() { err = c.start("/bin/bash", []string{"bash", "--noprofile", "--norc", "-c", req.Command}, attr) })
+	s.viaShim = c.viaShim
 	pw.Close()
 	if err != nil {
 		pr.Close()

@@ -56,6 +56,7 @@ type Server struct {
 	testRoot        string // tests on a host: the workspace
 	taskLimit       int    // tests on a host: the command's task bound
 	noTrace         bool   // benchmarks: the same call without exec-time rules
+	viaShim         bool   // commands start through the exec shim (gVisor)
 }
 
 // dir is the workspace commands run in.

@@ -32,19 +32,28 @@ type Decision struct {
 	Reason  string
 }
 
-// Judge decides one program's argv as it is executed (argv[0] as given or,
-// when argv[0] names another program, the executable's path). It must be
-// safe for concurrent use and fast: it runs while the program waits at its
-// exec stop.
+// Judge decides one program as it is executed: argv as the new image
+// received it, and exe, the executable's path, when argv[0] does not name
+// the executable (bash's `exec -a ls rm`, a multi-call binary) — then both
+// names matter and the judge must weigh both; exe is "" when argv[0] names
+// the executable (an alias such as python3 → python3.11 included). It must
+// be safe for concurrent use and fast: it runs while the program waits at
+// its exec stop.
 type Judge interface {
-	JudgeArgv(argv []string) Decision
+	JudgeExec(exe string, argv []string) Decision
 }
 
-// JudgeFunc adapts a function to Judge.
+// JudgeFunc adapts a function of one argv whose argv[0] is the program
+// that really runs (the executable's path when argv[0] names another).
 type JudgeFunc func(argv []string) Decision
 
-// JudgeArgv calls f.
-func (f JudgeFunc) JudgeArgv(argv []string) Decision { return f(argv) }
+// JudgeExec calls f with argv[0] replaced by exe when exe is set.
+func (f JudgeFunc) JudgeExec(exe string, argv []string) Decision {
+	if exe != "" {
+		argv = append([]string{exe}, argv[min(1, len(argv)):]...)
+	}
+	return f(argv)
+}
 
 var _ Judge = JudgeFunc(nil)
 
@@ -66,15 +75,15 @@ func newCachedJudge(j Judge) *cachedJudge {
 	return &cachedJudge{j: j, m: map[string]Decision{}}
 }
 
-func (c *cachedJudge) JudgeArgv(argv []string) Decision {
-	key := strings.Join(argv, "\x00")
+func (c *cachedJudge) JudgeExec(exe string, argv []string) Decision {
+	key := exe + "\x00\x00" + strings.Join(argv, "\x00")
 	c.mu.Lock()
 	d, ok := c.m[key]
 	c.mu.Unlock()
 	if ok {
 		return d
 	}
-	d = c.j.JudgeArgv(argv)
+	d = c.j.JudgeExec(exe, argv)
 	c.mu.Lock()
 	if len(c.m) >= judgeCacheSize {
 		clear(c.m)

@@ -59,6 +59,9 @@ type traceCall struct {
 	limit int
 	// untraced starts the command without ptrace (benchmarks only).
 	untraced bool
+	// viaShim starts the command through the exec shim (see Shim); start
+	// sets it when a child may not ask to be traced (gVisor).
+	viaShim bool
 
 	root       int
 	rootStatus syscall.WaitStatus
@@ -86,7 +89,21 @@ func (c *traceCall) start(name string, argv []string, attr *os.ProcAttr) error {
 	sys.Ptrace = !c.untraced
 	a := *attr
 	a.Sys = &sys
-	p, err := os.StartProcess(name, argv, &a)
+	var p *os.Process
+	var err error
+	if !c.viaShim {
+		p, err = os.StartProcess(name, argv, &a)
+	}
+	if c.viaShim || errors.Is(err, syscall.EPERM) && sys.Ptrace {
+		// gVisor: a non-dumpable child may not ask to be traced; a
+		// fresh image of the agentbox binary may (see Shim).
+		c.viaShim = true
+		sname, sargv, sattr, serr := shimmed(name, argv, &a)
+		if serr != nil {
+			return serr
+		}
+		p, err = os.StartProcess(sname, sargv, sattr)
+	}
 	if err != nil {
 		return err
 	}
@@ -214,26 +231,36 @@ func (c *traceCall) ptraceEvent(pid, cause int) {
 
 // exec judges the program pid has just executed; false stops it.
 func (c *traceCall) exec(pid int) bool {
-	argv, exe, err := execArgv(pid)
+	argv, exe, named, err := execArgv(pid)
 	if err != nil {
 		c.stopped = append(c.stopped, execStop{argv: argv, exe: exe, pid: pid, verdict: Deny,
 			rule: "exec-time check", reason: "cannot read what was executed: " + err.Error()})
 		return false
 	}
-	c.progs.add(argv[0])
+	other, prog := "", argv[0] // the executable, when argv[0] names another program
+	if !named {
+		other, prog = exe, exe
+	}
 	if c.judge == nil {
+		c.progs.add(prog)
 		return true
 	}
-	d := c.judge.JudgeArgv(argv)
-	switch d.Verdict {
-	case Allow:
+	d := c.judge.JudgeExec(other, argv)
+	if d.Verdict == Allow {
+		c.progs.add(prog) // only programs that run are listed
 		return true
-	case Ask:
-		if c.ask != nil && c.ask(argv, pid, d) {
-			return true
-		}
 	}
-	c.stopped = append(c.stopped, execStop{argv: argv, exe: exe, pid: pid, verdict: d.Verdict, rule: d.Rule, reason: d.Reason})
+	// Reported with the program that really runs first (its path, when
+	// argv[0] named another).
+	shown := argv
+	if other != "" {
+		shown = append([]string{exe}, argv[1:]...)
+	}
+	if d.Verdict == Ask && c.ask != nil && c.ask(shown, pid, d) {
+		c.progs.add(prog)
+		return true
+	}
+	c.stopped = append(c.stopped, execStop{argv: shown, exe: exe, pid: pid, verdict: d.Verdict, rule: d.Rule, reason: d.Reason})
 	return false
 }
 
