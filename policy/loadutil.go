@@ -251,7 +251,7 @@ func (l *loader) sandbox(f string, n *yaml.Node, s *SandboxSettings) {
 			}
 		},
 		"workspace":  func(f string, v *yaml.Node) { l.enum(f, v, &s.Workspace, "rw", "ro", "copy") },
-		"network":    func(f string, v *yaml.Node) { l.enum(f, v, &s.Network, "none", "open") },
+		"network":    func(f string, v *yaml.Node) { l.enum(f, v, &s.Network, "none", "proxy", "open") },
 		"background": func(f string, v *yaml.Node) { l.enum(f, v, &s.Background, "kill", "keep") },
 		"user": func(f string, v *yaml.Node) {
 			if x, ok := l.str(f, v); ok {

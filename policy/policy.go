@@ -139,6 +139,7 @@ type Policy struct {
 	cmd   commandRules
 	read  fileRules
 	write fileRules
+	net   netRules // network: (see network.go)
 }
 
 // SandboxSettings is the policy's sandbox: block, with defaults filled in.
@@ -146,7 +147,7 @@ type SandboxSettings struct {
 	Image          string
 	Runtime        string // OCI runtime; "" = engine default
 	Workspace      string // rw | ro | copy
-	Network        string // none | open
+	Network        string // none | proxy | open
 	User           string // uid:gid; "" = the invoking user's
 	CPUs           float64
 	MemoryBytes    int64
