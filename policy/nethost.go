@@ -223,6 +223,9 @@ func splitHostPort(s string) (host, port string, err error) {
 // ParseNetTarget validates host:port (IPv6 in brackets). With defaultPort
 // 0 the port is required; otherwise a missing port is defaultPort.
 func ParseNetTarget(s string, defaultPort int) (NetTarget, error) {
+	if strings.Contains(s, "@") {
+		return NetTarget{}, errors.New("userinfo (user@) in host")
+	}
 	h, p, err := splitHostPort(s)
 	if err != nil {
 		return NetTarget{}, err
