@@ -171,6 +171,7 @@ func tcpServer(t testing.TB, fn func(net.Conn)) (port int) {
 // source writes n bytes then closes.
 func source(n int64) func(net.Conn) {
 	return func(c net.Conn) {
+		n := n
 		buf := make([]byte, 256<<10)
 		for n > 0 {
 			k := min(int64(len(buf)), n)
