@@ -9,8 +9,12 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbox/agentbox/audit"
 )
 
 func upstreamHTTP(t *testing.T) (*httptest.Server, int) {
@@ -256,5 +260,51 @@ func TestHeadTimeout(t *testing.T) {
 	}
 	if e := h.waitEvents(t, 1)[0]; e.Decision != Deny || e.Status != 408 {
 		t.Errorf("event %+v", e)
+	}
+}
+
+// TestEventsAudited: the events of allowed and refused attempts become net
+// records that the audit log takes and verifies, and that replay under
+// the same policy leaves unchanged.
+func TestEventsAudited(t *testing.T) {
+	port := tcpServer(t, echo)
+	rules := fmt.Sprintf(`network: {allow: ["up.test", "127.0.0.1:%d"]}`, port)
+	h := startProxy(t, rules, map[string][]netip.Addr{"up.test": loopback})
+	for _, target := range []string{hostport("up.test", port), "example.com:443", hostport("127.1", port)} {
+		c, _, _ := rawRequest(t, h.addr, "CONNECT "+target+" HTTP/1.1\n")
+		c.Close()
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	w, err := audit.Open(path, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range h.waitEvents(t, 3) {
+		if err := w.Append(e.Record("0123456789abcdef")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ch, err := audit.Replay(f, mustPolicy(t, rules))
+	if err != nil || len(ch) != 0 {
+		t.Errorf("replay under the same policy: %v %+v", err, ch)
+	}
+	f.Seek(0, 0)
+	ch, err = audit.Replay(f, mustPolicy(t, `network: {allow: ["example.com"]}`))
+	news := map[string]string{}
+	for _, c := range ch {
+		news[strings.Fields(c.Summary)[0]] = c.Old + ">" + c.New
+	}
+	if err != nil || len(ch) != 2 || news["example.com:443"] != "deny>allow" || news[hostport("up.test", port)] != "allow>deny" {
+		t.Errorf("replay under another policy: %v %+v", err, ch)
+	}
+	f.Seek(0, 0)
+	if rep, err := audit.Verify(f, nil, ""); err != nil || !rep.Intact || rep.Records != 3 {
+		t.Errorf("verify: %v %+v", err, rep)
 	}
 }

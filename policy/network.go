@@ -233,6 +233,9 @@ func (p *Policy) NetworkDecision(t NetTarget, addrs []netip.Addr) NetDecision {
 			return ad
 		}
 	}
+	if t.IP.IsValid() {
+		d.Address = t.IP.String()
+	}
 	return d
 }
 

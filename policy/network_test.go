@@ -201,3 +201,25 @@ func FuzzParseNetRule(f *testing.F) {
 		}
 	})
 }
+
+func TestExplainConnect(t *testing.T) {
+	p := netPolicy(t, `network: {allow: ["pypi.org", "10.0.0.5:8080"]}`)
+	var b strings.Builder
+	for _, c := range []struct{ target, want string }{
+		{"pypi.org:443", "allow: pypi.org:443 allowed by network.allow[0] \"pypi.org\"\n  the proxy then resolves"},
+		{"10.0.0.5:8080", "allow: 10.0.0.5:8080 allowed by network.allow[1] \"10.0.0.5:8080\"\n"},
+		{"0x7f.1:80", "deny: \"0x7f.1:80\" refused: bad or ambiguous target"},
+		{"pypi.org", "deny: \"pypi.org\" refused: bad or ambiguous target: missing port"},
+	} {
+		b.Reset()
+		d := p.ExplainConnect(c.target)
+		if err := p.WriteNetExplanation(&b, d); err != nil || !strings.HasPrefix(b.String(), c.want) {
+			t.Errorf("%s: got %q, want prefix %q", c.target, b.String(), c.want)
+		}
+	}
+	b.Reset()
+	if err := WriteNetExplanationJSON(&b, p.ExplainConnect("example.com:443")); err != nil ||
+		b.String() != `{"decision":"deny","reason":"example.com:443 refused: not in network.allow","rule":"network.allow","target":"example.com:443"}`+"\n" {
+		t.Errorf("json %q %v", b.String(), err)
+	}
+}
