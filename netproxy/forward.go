@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/textproto"
 	"strings"
+
+	"github.com/agentbox/agentbox/policy"
 )
 
 // hopHeaders are the hop-by-hop headers a proxy must not forward (RFC 9110
@@ -46,12 +48,18 @@ func (c *countWriter) Write(b []byte) (int, error) {
 // form with Connection: close, and copies the response back to c. The body
 // is framed by its Content-Length or chunking, so nothing the client sends
 // after it reaches the upstream.
-func forward(c net.Conn, br *bufio.Reader, up net.Conn, ev *Event) error {
+func forward(c net.Conn, br *bufio.Reader, up net.Conn, t policy.NetTarget, ev *Event) error {
 	req, err := http.ReadRequest(br)
 	if err != nil {
 		return fmt.Errorf("read request: %w", err)
 	}
 	defer req.Body.Close()
+	// The upstream sees exactly the target that was checked, in canonical form.
+	req.Host = t.String()
+	if t.Port == 80 {
+		req.Host = strings.TrimSuffix(req.Host, ":80")
+	}
+	req.URL.Host = req.Host
 	continueSent := false
 	if strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
 		req.Header.Del("Expect")

@@ -308,3 +308,36 @@ func TestEventsAudited(t *testing.T) {
 		t.Errorf("verify: %v %+v", err, rep)
 	}
 }
+
+// TestPipelinedRequestNotForwarded: a second request sent behind an
+// allowed one on the same connection never reaches the upstream (it could
+// name another host).
+func TestPipelinedRequestNotForwarded(t *testing.T) {
+	seen := make(chan string, 10)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- r.Host + r.URL.Path
+	}))
+	defer ts.Close()
+	port := ts.Listener.Addr().(*net.TCPAddr).Port
+	h := startProxy(t, `network: {allow: ["up.test", "127.0.0.1"]}`, map[string][]netip.Addr{"up.test": loopback})
+	first := fmt.Sprintf("POST http://up.test:%d/one HTTP/1.1\r\nHost: up.test:%d\r\nContent-Length: 3\r\n\r\nabc", port, port)
+	second := fmt.Sprintf("GET http://evil.test:%d/two HTTP/1.1\r\nHost: evil.test:%d\r\n\r\n", port, port)
+	c, br, resp := rawRequest(t, h.addr, strings.TrimSuffix(strings.ReplaceAll(first+second, "\r\n", "\n"), "\n"))
+	defer c.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	io.Copy(io.Discard, resp.Body)
+	if rest, _ := io.ReadAll(br); len(rest) != 0 {
+		t.Errorf("a second response came back: %q", rest)
+	}
+	h.waitEvents(t, 1)
+	close(seen)
+	var got []string
+	for s := range seen {
+		got = append(got, s)
+	}
+	if len(got) != 1 || got[0] != fmt.Sprintf("up.test:%d/one", port) {
+		t.Errorf("upstream saw %q", got)
+	}
+}

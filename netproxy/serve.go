@@ -71,7 +71,7 @@ func (p *Proxy) ServeConn(ctx context.Context, c net.Conn) {
 		ev.Status = 200
 		ev.BytesUp, ev.BytesDown, err = tunnel(c, br, up)
 	} else {
-		err = forward(c, br, up, &ev)
+		err = forward(c, br, up, h.target, &ev)
 	}
 	if err != nil && ctx.Err() == nil {
 		ev.Err = err.Error()
