@@ -14,6 +14,7 @@ const (
 	EventModelCall    = "model_call"
 	EventToolCall     = "tool_call"
 	EventApproval     = "approval"
+	EventNet          = "net" // one egress attempt through the network proxy
 	EventSessionEnd   = "session_end"
 	EventError        = "error"
 )
@@ -96,6 +97,13 @@ type Record struct {
 	CompletionTokens int    `json:"completion_tokens,omitempty"`
 	TotalTokens      int    `json:"total_tokens,omitempty"`
 	FinishReason     string `json:"finish_reason,omitempty"`
+
+	// net (with Decision, Rule, Reason, DurationMS)
+	NetHost   string `json:"net_host,omitempty"`
+	NetPort   int    `json:"net_port,omitempty"`
+	NetAddr   string `json:"net_addr,omitempty"` // ip:port the proxy resolved and dialed
+	BytesUp   *int64 `json:"bytes_up,omitempty"`
+	BytesDown *int64 `json:"bytes_down,omitempty"`
 
 	// session_end
 	Status string       `json:"status,omitempty"`
@@ -190,6 +198,12 @@ func appendRecord(b []byte, r *Record, withMAC bool) ([]byte, error) {
 	b = optInt(b, "completion_tokens", r.CompletionTokens)
 	b = optInt(b, "total_tokens", r.TotalTokens)
 	b = optString(b, "finish_reason", r.FinishReason)
+
+	b = optString(b, "net_host", r.NetHost)
+	b = optInt(b, "net_port", r.NetPort)
+	b = optString(b, "net_addr", r.NetAddr)
+	b = optInt64(b, "bytes_up", r.BytesUp)
+	b = optInt64(b, "bytes_down", r.BytesDown)
 
 	b = optString(b, "status", r.Status)
 	b = optInt(b, "steps", r.Steps)

@@ -18,6 +18,7 @@ func fullRecord() Record {
 		ExitCode: Ptr(0), TimedOut: Ptr(false), DurationMS: Ptr[int64](3), OutputBytes: Ptr[int64](812),
 		OutputSHA256: "os", OutputPreview: "op", Truncated: Ptr(true),
 		Step: 2, PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7, FinishReason: "stop",
+		NetHost: "pypi.org", NetPort: 443, NetAddr: "151.101.0.223:443", BytesUp: Ptr[int64](517), BytesDown: Ptr[int64](4096),
 		Status: "done", Steps: 5, Answer: "a", Files: []FileChange{{Path: "x", SHA256: "s", Bytes: 1, Change: ChangeAdded}},
 		Error: "e", Approver: "ap", Prev: GenesisPrev, MAC: "mac",
 	}

@@ -98,6 +98,8 @@ func FormatRecord(rec *Record, color bool) string {
 			status = paint(ansiRed, status)
 		}
 		d = joinNonEmpty(kv("status", status), kv("steps", itoa(rec.Steps)), files, kv("answer", quoteClean(rec.Answer, 80)))
+	case EventNet:
+		d = netText(rec, paint)
 	case EventError:
 		d = paint(ansiRed, "error: "+clean(rec.Error, 200))
 	default:
