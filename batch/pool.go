@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
 )
@@ -38,7 +39,7 @@ func (b *batcher) prepare(ctx context.Context, t *Task) *prepared {
 		return p
 	}
 	pol := b.policyOf(t)
-	p.cfg = SandboxConfig(pol, b.cfg.Sandbox, p.dir)
+	p.cfg = agent.WithEgress(SandboxConfig(pol, b.cfg.Sandbox, p.dir), pol, b.cfg.Audit)
 	sess, err := b.cfg.Runtime.Start(ctx, p.cfg)
 	if err != nil {
 		_ = workspace.RemoveTree(p.dir)

@@ -56,7 +56,12 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 	}
 	ccfg, hc := containerSpec(cfg, exe, id, d.owner, d.host)
 	ccfg.Image = img.ID // run exactly the image inspected (and audited), not whatever the tag points to later
-	s := &dockerSession{rt: d, id: id, cfg: cfg, info: sandbox.Info{SessionID: id, Image: cfg.Image, ImageID: img.ID, Runtime: cfg.Runtime, User: ccfg.User}}
+	eg, err := startEgress(ctx, cfg, id)
+	if err != nil {
+		return nil, err
+	}
+	eg.apply(ccfg, hc)
+	s := &dockerSession{rt: d, id: id, cfg: cfg, egress: eg, info: sandbox.Info{SessionID: id, Image: cfg.Image, ImageID: img.ID, Runtime: cfg.Runtime, User: ccfg.User}}
 	d.track(s)
 	resp, err := d.eng.ContainerCreate(ctx, ccfg, hc, nil, nil, "agentbox-"+id[:12])
 	if err != nil {
@@ -64,6 +69,7 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 		// request was cancelled mid-flight): remove it by its label.
 		d.removeSession(context.WithoutCancel(ctx), id)
 		d.untrack(s)
+		eg.stop()
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: %w", sandbox.ErrClosed, context.Cause(ctx))
 		}
@@ -113,9 +119,9 @@ func checkConfig(cfg *sandbox.Config) error {
 	switch cfg.Network {
 	case "":
 		cfg.Network = sandbox.NetworkNone
-	case sandbox.NetworkNone, sandbox.NetworkOpen:
+	case sandbox.NetworkNone, sandbox.NetworkProxy, sandbox.NetworkOpen:
 	default:
-		return fmt.Errorf("%w: network %q: want none or open", sandbox.ErrConfig, cfg.Network)
+		return fmt.Errorf("%w: network %q: want none, proxy or open", sandbox.ErrConfig, cfg.Network)
 	}
 	if cfg.CPUs <= 0 {
 		cfg.CPUs = sandbox.DefaultCPUs

@@ -26,6 +26,8 @@ type dockerSession struct {
 	cfg  sandbox.Config
 	info sandbox.Info
 
+	egress *egressServer // network: proxy only
+
 	hj     types.HijackedResponse
 	stderr *tailBuffer
 	wg     sync.WaitGroup // the demultiplexer
@@ -87,7 +89,7 @@ func (s *dockerSession) connect(ctx context.Context) error {
 	if err := s.rt.eng.ContainerStart(ctx, cid, container.StartOptions{}); err != nil {
 		return fmt.Errorf("%w: starting the container: %v", sandbox.ErrUnavailable, shortErr(err))
 	}
-	return s.Hello(ctx, s.cfg.OutputCap, s.cfg.KeepBackground)
+	return s.Hello(ctx, s.cfg.OutputCap, s.cfg.KeepBackground, s.egress.socket())
 }
 
 // exitReason explains a dead channel from the container's state, or
@@ -108,6 +110,7 @@ func (s *dockerSession) exitReason(error) string {
 func (s *dockerSession) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		defer s.egress.stop() // after the container: nothing can connect then
 		ctx = context.WithoutCancel(ctx)
 		if s.containerID() == "" {
 			// Closed while Start is still creating it: remove whatever

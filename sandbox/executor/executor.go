@@ -61,6 +61,14 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 	if s.cap <= 0 {
 		s.cap = wire.DefaultOutputCap
 	}
+	if hello.Proxy != "" {
+		stop, err := startForwarder(hello.Proxy)
+		if err != nil {
+			_ = s.reply(w, &wire.Response{ID: hello.ID, Version: s.Version, Error: err.Error()})
+			return fmt.Errorf("executor: %w", err)
+		}
+		defer stop()
+	}
 	if err := s.reply(w, &wire.Response{ID: hello.ID, Version: s.Version}); err != nil {
 		return err
 	}

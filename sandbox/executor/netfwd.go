@@ -7,25 +7,17 @@ import (
 	"io"
 	"net"
 	"sync"
+
+	"github.com/agentbox/agentbox/sandbox"
 )
 
-// ProxyListenAddr is where the in-container forwarder of `sandbox.network:
-// proxy` listens. The container has no interface but lo, so programs reach
-// the host-side proxy only through it.
-const ProxyListenAddr = "127.0.0.1:3128"
+// ProxyListenAddr is where the in-container forwarder listens
+// (sandbox.ProxyListenAddr).
+const ProxyListenAddr = sandbox.ProxyListenAddr
 
-// ProxyEnv is the environment that points programs in the sandbox at the
-// forwarder (curl, pip, npm, git and Go's net/http read these). NO_PROXY
-// keeps only the container's own loopback direct: it is inside the sandbox,
-// and the host-side proxy would resolve "localhost" on the host.
-func ProxyEnv() map[string]string {
-	u := "http://" + ProxyListenAddr
-	noProxy := "localhost,127.0.0.1,::1"
-	return map[string]string{
-		"HTTP_PROXY": u, "HTTPS_PROXY": u, "http_proxy": u, "https_proxy": u,
-		"NO_PROXY": noProxy, "no_proxy": noProxy,
-	}
-}
+// ProxyEnv is sandbox.ProxyEnv: the variables that point programs at the
+// forwarder.
+func ProxyEnv() map[string]string { return sandbox.ProxyEnv() }
 
 // ListenForward listens on ProxyListenAddr.
 func ListenForward() (net.Listener, error) {

@@ -94,9 +94,10 @@ func (c *Client) read() {
 }
 
 // Hello hands the executor the session key and its settings: the output
-// cap in bytes and whether background processes survive a call.
-func (c *Client) Hello(ctx context.Context, outputCap int, keep bool) error {
-	resp, err := c.roundTrip(ctx, &Request{Op: OpHello, Key: c.key, Cap: outputCap, Keep: keep}, HelloTimeout)
+// cap in bytes, whether background processes survive a call, and the
+// proxy socket of `network: proxy` ("" = no forwarder).
+func (c *Client) Hello(ctx context.Context, outputCap int, keep bool, proxySocket string) error {
+	resp, err := c.roundTrip(ctx, &Request{Op: OpHello, Key: c.key, Cap: outputCap, Keep: keep, Proxy: proxySocket}, HelloTimeout)
 	if err != nil {
 		return err
 	}
