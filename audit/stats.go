@@ -30,6 +30,14 @@ type Stats struct {
 	TopDenied  []Count        `json:"top_denied"` // most frequent denied calls
 	Failures   []Failure      `json:"failures"`   // the first statsMaxFailures
 	FailureN   int            `json:"failure_count"`
+	Net        []NetStats     `json:"net"` // proxied connection attempts by host, most first
+}
+
+// NetStats counts the net events (proxied connection attempts) of one host.
+type NetStats struct {
+	Host      string         `json:"host"`
+	Attempts  int            `json:"attempts"`
+	Decisions map[string]int `json:"decisions"`
 }
 
 // ToolStats counts the calls of one tool.
@@ -81,6 +89,7 @@ func ComputeStats(r io.Reader) (Stats, error) {
 	var order []string
 	denied := map[string]int{}
 	calls := map[string]string{} // session+call_id -> args summary
+	nets := map[string]*NetStats{}
 	err := scanRaw(r, func(l rawLine, rec *Record) error {
 		s.Records++
 		if s.First.IsZero() || rec.Time.Before(s.First) {
@@ -154,6 +163,14 @@ func ComputeStats(r io.Reader) (Stats, error) {
 			}
 		case EventError:
 			fail("error", rec.Error, rec.Tool, "")
+		case EventNet:
+			n := nets[rec.NetHost]
+			if n == nil {
+				n = &NetStats{Host: rec.NetHost, Decisions: map[string]int{}}
+				nets[rec.NetHost] = n
+			}
+			n.Attempts++
+			n.Decisions[rec.Decision]++
 		}
 		return nil
 	}, func(rawLine, error) error {
@@ -173,6 +190,16 @@ func ComputeStats(r io.Reader) (Stats, error) {
 		return s.Tools[i].Tool < s.Tools[j].Tool
 	})
 	s.TopDenied = topCounts(denied, statsTopDenied)
+	s.Net = make([]NetStats, 0, len(nets))
+	for _, n := range nets {
+		s.Net = append(s.Net, *n)
+	}
+	sort.Slice(s.Net, func(i, j int) bool {
+		if s.Net[i].Attempts != s.Net[j].Attempts {
+			return s.Net[i].Attempts > s.Net[j].Attempts
+		}
+		return s.Net[i].Host < s.Net[j].Host
+	})
 	return s, err
 }
 
@@ -238,6 +265,16 @@ func (s Stats) WriteText(w io.Writer) error {
 		}
 		p("  %s\t%s\t%s\t%d steps\t%d calls\t%d denied\t%d failures\t%d tokens\t%s\n", clean(shortID(ss.ID), 8),
 			ss.Start.UTC().Format(time.DateTime), status, ss.Steps, ss.ToolCalls, ss.Denied, ss.Failures, ss.Tokens, quoteClean(ss.Task, 60))
+	}
+	if len(s.Net) > 0 {
+		p("\nnetwork:\n")
+		for _, n := range s.Net {
+			host := n.Host
+			if host == "" {
+				host = "(unparsable)"
+			}
+			p("  %s\tattempts %d\t%s\n", clean(host, 60), n.Attempts, countsText(n.Decisions))
+		}
 	}
 	if len(s.TopDenied) > 0 {
 		p("\ntop denied:\n")
