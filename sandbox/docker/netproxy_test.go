@@ -2,6 +2,7 @@ package docker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -236,3 +237,32 @@ func TestNetworkProxyUnderGVisor(t *testing.T) {
 	}
 	testProxyFromInside(t, "runsc")
 }
+
+// TestNetworkProxyStartFailures: proxy without an Egress is refused, and
+// a start that fails after the socket was made leaves no socket behind.
+func TestNetworkProxyStartFailures(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	rt := testutil.Runtime(t)
+	cfg := testutil.Config(t, t.TempDir())
+	cfg.Network = sandbox.NetworkProxy
+	if _, err := rt.Start(context.Background(), cfg); !errors.Is(err, sandbox.ErrConfig) {
+		t.Errorf("proxy without Egress: %v, want ErrConfig", err)
+	}
+	p, err := policy.Parse("net.yaml", []byte(netPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Egress = agent.NewEgress(p, nopLog{})
+	cfg.Runtime = "agentbox-no-such-runtime"
+	if _, err := rt.Start(context.Background(), cfg); err == nil {
+		t.Fatal("started with a missing runtime")
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("left in TMPDIR: %v", left)
+	}
+}
+
+type nopLog struct{}
+
+func (nopLog) Append(*audit.Record) error { return nil }
