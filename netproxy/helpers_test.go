@@ -213,3 +213,9 @@ func mustPolicy(t testing.TB, netYAML string) *policy.Policy {
 }
 
 func hostport(host string, port int) string { return fmt.Sprintf("%s:%d", host, port) }
+
+// netReplayer replays net events with a policy (tool calls: deny; the
+// agent package's ReplayDecider does both).
+type netReplayer struct{ *policy.Policy }
+
+func (netReplayer) DecideCall(string, map[string]any) (string, string) { return "deny", "test" }

@@ -290,12 +290,12 @@ func TestEventsAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	ch, err := audit.Replay(f, mustPolicy(t, rules))
+	ch, err := audit.Replay(f, netReplayer{mustPolicy(t, rules)})
 	if err != nil || len(ch) != 0 {
 		t.Errorf("replay under the same policy: %v %+v", err, ch)
 	}
 	f.Seek(0, 0)
-	ch, err = audit.Replay(f, mustPolicy(t, `network: {allow: ["example.com"]}`))
+	ch, err = audit.Replay(f, netReplayer{mustPolicy(t, `network: {allow: ["example.com"]}`)})
 	news := map[string]string{}
 	for _, c := range ch {
 		news[strings.Fields(c.Summary)[0]] = c.Old + ">" + c.New

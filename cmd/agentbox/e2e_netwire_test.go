@@ -53,6 +53,15 @@ for u in ["http://localhost:` + port + `/x", "http://example.invalid/y"]:
 	if r.code != 0 || !strings.Contains(r.stdout, "example.invalid:80") {
 		t.Errorf("audit show: %d %q", r.code, r.stdout)
 	}
+	// Replay: the same policy changes nothing; one that allows the
+	// refused name and drops loopback flips both net events.
+	if r := agentbox(t, nil, "audit", "replay", "--policy", pol, log); r.code != 0 {
+		t.Errorf("replay under the same policy: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	flip := writeFile(t, filepath.Join(dir, "flip.yaml"), "version: 1\ncommands:\n  default: allow\nnetwork:\n  allow: [\"example.invalid\"]\n", 0o644)
+	if r := agentbox(t, nil, "audit", "replay", "--policy", flip, log); r.code != 1 || !strings.Contains(r.stdout, "example.invalid:80") || !strings.Contains(r.stdout, "localhost:") {
+		t.Errorf("replay under a new policy: %d %q %q", r.code, r.stdout, r.stderr)
+	}
 	if r, _ := verifyLog(t, nil, log); r.code != 0 {
 		t.Errorf("audit verify: %d %q %q", r.code, r.stdout, r.stderr)
 	}
