@@ -5,10 +5,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentbox/agentbox/internal/testutil"
 )
@@ -71,6 +75,39 @@ for u in ["http://localhost:` + port + `/x", "http://example.invalid/y"]:
 	} {
 		if r := agentbox(t, nil, args...); r.code != 2 || !strings.Contains(r.stderr, "want none, proxy or open") {
 			t.Errorf("%v: %d %q", args, r.code, r.stderr)
+		}
+	}
+}
+
+// TestNetworkProxyLeavesNothing: the session's socket directory goes on
+// SIGINT, and after SIGKILL gc removes it with the container.
+func TestNetworkProxyLeavesNothing(t *testing.T) {
+	cli := testutil.RequireDocker(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+		tmp, ws := t.TempDir(), t.TempDir()
+		cmd := exec.Command(testutil.Binary(t), "exec", "--workspace", ws, "--network", "proxy", "--", "touch started; sleep 300")
+		cmd.Env = append(baseEnv(t), "TMPDIR="+tmp)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		testutil.Eventually(t, 60*time.Second, "the command to start", func() bool {
+			_, err := os.Stat(filepath.Join(ws, "started"))
+			return err == nil
+		})
+		if left, _ := os.ReadDir(tmp); len(left) != 1 || !strings.HasPrefix(left[0].Name(), "agentbox-net-") {
+			t.Fatalf("%v: socket directory: %v", sig, left)
+		}
+		_ = cmd.Process.Signal(sig)
+		_ = cmd.Wait()
+		if sig == syscall.SIGKILL {
+			if r := agentbox(t, nil, "gc"); r.code != 0 {
+				t.Fatalf("gc: %d %q", r.code, r.stderr)
+			}
+		}
+		testutil.Eventually(t, 30*time.Second, "no container", func() bool { return ownerOf(t, cli, cmd.Process.Pid) == "" })
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("%v: left in TMPDIR: %v", sig, left)
 		}
 	}
 }

@@ -33,6 +33,7 @@ func GC(ctx context.Context, eng Engine) ([]string, error) {
 			errs = append(errs, err)
 			continue
 		}
+		removeProxyDir(c.Mounts)
 		removed = append(removed, c.ID)
 	}
 	return removed, errors.Join(errs...)

@@ -45,7 +45,7 @@ func startEgress(ctx context.Context, cfg sandbox.Config, id string) (*egressSer
 	if cfg.Egress == nil {
 		return nil, fmt.Errorf("%w: network: proxy needs the host-side proxy (sandbox.Config.Egress is nil; internal error) — refusing to start", sandbox.ErrConfig)
 	}
-	dir, err := os.MkdirTemp("", "agentbox-net-")
+	dir, err := os.MkdirTemp("", proxyDirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("%w: creating the network proxy's socket directory: %v; check $TMPDIR", sandbox.ErrUnavailable, err)
 	}
@@ -155,4 +155,22 @@ func (e *egressServer) stop() {
 		<-e.done
 		_ = os.RemoveAll(e.dir)
 	})
+}
+
+// proxyDirPrefix names the per-session socket directories (os.MkdirTemp).
+const proxyDirPrefix = "agentbox-net-"
+
+// removeProxyDir removes the socket directory of a `network: proxy`
+// container that gc removed (its owner was SIGKILLed and could not): the
+// directory of the mount at sandbox.ProxySocket, only when it has the
+// shape agentbox creates (…/agentbox-net-*/proxy.sock).
+func removeProxyDir(mounts []container.MountPoint) {
+	for _, m := range mounts {
+		if m.Destination != sandbox.ProxySocket || filepath.Base(m.Source) != "proxy.sock" {
+			continue
+		}
+		if dir := filepath.Dir(m.Source); strings.HasPrefix(filepath.Base(dir), proxyDirPrefix) {
+			_ = os.RemoveAll(dir)
+		}
+	}
 }
