@@ -54,7 +54,7 @@ network:
   deny: ["other.test"]
 `
 
-func startNet(t *testing.T, rt string) *netSetup {
+func startNet(t *testing.T, rt string, opts ...func(*sandbox.Config)) *netSetup {
 	t.Helper()
 	hits := &sync.Map{}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -81,6 +81,9 @@ func startNet(t *testing.T, rt string) *netSetup {
 	eg.Resolver = testResolver{}
 	eg.OnError = func(err error) { t.Error(err) }
 	cfg.Egress = eg
+	for _, o := range opts {
+		o(&cfg)
+	}
 	s := testutil.StartWith(t, cfg)
 	return &netSetup{s: s, log: log, logPath: logPath, key: key, upstream: port, hits: hits}
 }
@@ -266,3 +269,14 @@ func TestNetworkProxyStartFailures(t *testing.T) {
 type nopLog struct{}
 
 func (nopLog) Append(*audit.Record) error { return nil }
+
+// TestNetworkProxyOtherUser: a sandbox user other than the socket's owner
+// can still connect the proxy socket (and only through it).
+func TestNetworkProxyOtherUser(t *testing.T) {
+	n := startNet(t, "", func(c *sandbox.Config) { c.User = "65534:65534" })
+	got := n.py(t, `import urllib.request, os
+print(os.getuid(), urllib.request.urlopen("http://allowed.test:`+n.upstream+`/u", timeout=20).read().decode())`)
+	if got != "65534 hello from upstream /u" {
+		t.Errorf("as uid 65534: %q", got)
+	}
+}
