@@ -69,9 +69,12 @@ func SystemPrompt(in PromptInput) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are a careful software agent working on the user's task through tools. Everything you do runs inside a disposable, hardened Linux sandbox container through %s tools: %s. The user's project is mounted at /workspace, which is your working directory; changes to files there are real and persist after the session.\n",
 		countWord(len(registry)), toolList())
-	if in.Info.Network == sandbox.NetworkOpen {
+	switch in.Info.Network {
+	case sandbox.NetworkOpen:
 		b.WriteString("The sandbox has network access.\n")
-	} else {
+	case sandbox.NetworkProxy:
+		b.WriteString("The sandbox reaches the network only through an HTTP(S) proxy (already set in HTTP_PROXY/HTTPS_PROXY; tools like pip, git and python's urllib use it) and only the hosts the policy allows; there is no DNS inside. A refused connection gets HTTP 403 with one line naming the rule: do not try to get around it; use an allowed source or say what you could not reach.\n")
+	default:
 		b.WriteString("The sandbox has no network access: do not try to download or install anything.\n")
 	}
 	if in.Info.WorkspaceMode == sandbox.WorkspaceRO {

@@ -13,7 +13,19 @@ type ReplayDecider struct {
 	Policy Decider
 }
 
-var _ audit.Decider = ReplayDecider{}
+var (
+	_ audit.Decider    = ReplayDecider{}
+	_ audit.NetDecider = ReplayDecider{}
+)
+
+// DecideNet re-decides a recorded net event with the policy's network
+// rules; a policy without them denies it.
+func (r ReplayDecider) DecideNet(host string, port int, addr string) (decision, rule string) {
+	if n, ok := r.Policy.(audit.NetDecider); ok {
+		return n.DecideNet(host, port, addr)
+	}
+	return policy.Deny.String(), "no network rules"
+}
 
 // DecideCall decides one recorded call.
 func (r ReplayDecider) DecideCall(tool string, args map[string]any) (decision, rule string) {

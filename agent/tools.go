@@ -107,8 +107,11 @@ func Definitions(info ToolInfo) []openai.Tool {
 
 func sandboxNote(info ToolInfo) string {
 	net := "There is no network access."
-	if info.Network == sandbox.NetworkOpen {
+	switch info.Network {
+	case sandbox.NetworkOpen:
 		net = "The network is open."
+	case sandbox.NetworkProxy:
+		net = "Network access is only through the HTTP(S) proxy set in HTTP_PROXY/HTTPS_PROXY, to the hosts the policy allows; a refusal is HTTP 403 naming the rule."
 	}
 	ro := ""
 	if info.WorkspaceMode == sandbox.WorkspaceRO {

@@ -32,12 +32,18 @@ type Change struct {
 }
 
 // Replay re-decides every recorded tool call (its decision record; one per
-// call) with d and returns those whose policy decision changes. Arguments are
+// call) and every net event (see replayNet) with d and returns those whose policy decision changes. Arguments are
 // the recorded ones, so calls whose arguments were redacted or summarised
 // are decided on what the log holds.
 func Replay(r io.Reader, d Decider) ([]Change, error) {
 	var out []Change
 	err := scanRaw(r, func(l rawLine, rec *Record) error {
+		if rec.Event == EventNet {
+			if c, changed := replayNet(l.n, rec, d); changed {
+				out = append(out, c)
+			}
+			return nil
+		}
 		if rec.Event != EventToolCall || rec.Phase == PhaseResult || rec.Decision == "" {
 			return nil
 		}

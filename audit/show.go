@@ -99,8 +99,7 @@ func FormatRecord(rec *Record, color bool) string {
 		}
 		d = joinNonEmpty(kv("status", status), kv("steps", itoa(rec.Steps)), files, kv("answer", quoteClean(rec.Answer, 80)))
 	case EventNet:
-		d = joinNonEmpty(clean(rec.NetHost, 80)+portText(rec.NetPort), kv("addr", clean(rec.NetAddr, 60)),
-			"→ "+decisionWord(rec.Decision, paint), clean(rec.Rule, 60), bytesText(rec.BytesUp, rec.BytesDown), durationText(rec.DurationMS))
+		d = netText(rec, paint)
 	case EventAlarm:
 		d = paint(ansiRed, "ALARM: "+joinNonEmpty(clean(rec.Reason, 200), clean(rec.Rule, 60)))
 	case EventError:

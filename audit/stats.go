@@ -32,6 +32,14 @@ type Stats struct {
 	FailureN   int            `json:"failure_count"`
 	Days       []DayStats     `json:"days"`  // by UTC day, in order
 	Rules      []RuleStats    `json:"rules"` // by policy rule, most used first
+	Net        []NetStats     `json:"net"`   // proxied connection attempts by host, most first
+}
+
+// NetStats counts the net events (proxied connection attempts) of one host.
+type NetStats struct {
+	Host      string         `json:"host"`
+	Attempts  int            `json:"attempts"`
+	Decisions map[string]int `json:"decisions"`
 }
 
 // ToolStats counts the calls of one tool.
@@ -84,6 +92,7 @@ func ComputeStats(r io.Reader) (Stats, error) {
 	denied := map[string]int{}
 	calls := map[string]string{} // session+call_id -> args summary
 	bd := newBreakdown()
+	nets := map[string]*NetStats{}
 	err := scanRaw(r, func(l rawLine, rec *Record) error {
 		before := s.FailureN
 		defer func() { bd.add(rec, s.FailureN > before) }()
@@ -159,6 +168,14 @@ func ComputeStats(r io.Reader) (Stats, error) {
 			}
 		case EventError:
 			fail("error", rec.Error, rec.Tool, "")
+		case EventNet:
+			n := nets[rec.NetHost]
+			if n == nil {
+				n = &NetStats{Host: rec.NetHost, Decisions: map[string]int{}}
+				nets[rec.NetHost] = n
+			}
+			n.Attempts++
+			n.Decisions[rec.Decision]++
 		}
 		return nil
 	}, func(rawLine, error) error {
@@ -179,6 +196,16 @@ func ComputeStats(r io.Reader) (Stats, error) {
 	})
 	s.TopDenied = topCounts(denied, statsTopDenied)
 	bd.fill(&s)
+	s.Net = make([]NetStats, 0, len(nets))
+	for _, n := range nets {
+		s.Net = append(s.Net, *n)
+	}
+	sort.Slice(s.Net, func(i, j int) bool {
+		if s.Net[i].Attempts != s.Net[j].Attempts {
+			return s.Net[i].Attempts > s.Net[j].Attempts
+		}
+		return s.Net[i].Host < s.Net[j].Host
+	})
 	return s, err
 }
 
@@ -244,6 +271,16 @@ func (s Stats) WriteText(w io.Writer) error {
 		}
 		p("  %s\t%s\t%s\t%d steps\t%d calls\t%d denied\t%d failures\t%d tokens\t%s\n", clean(shortID(ss.ID), 8),
 			ss.Start.UTC().Format(time.DateTime), status, ss.Steps, ss.ToolCalls, ss.Denied, ss.Failures, ss.Tokens, quoteClean(ss.Task, 60))
+	}
+	if len(s.Net) > 0 {
+		p("\nnetwork:\n")
+		for _, n := range s.Net {
+			host := n.Host
+			if host == "" {
+				host = "(unparsable)"
+			}
+			p("  %s\tattempts %d\t%s\n", clean(host, 60), n.Attempts, countsText(n.Decisions))
+		}
 	}
 	if len(s.TopDenied) > 0 {
 		p("\ntop denied:\n")

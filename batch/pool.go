@@ -39,7 +39,7 @@ func (b *batcher) prepare(ctx context.Context, t *Task) *prepared {
 		return p
 	}
 	pol := b.policyOf(t)
-	p.cfg = SandboxConfig(pol, b.cfg.Sandbox, p.dir)
+	p.cfg = agent.WithEgress(SandboxConfig(pol, b.cfg.Sandbox, p.dir), pol, b.cfg.Audit)
 	// Exec-time asks: no terminal in a batch; --approve allow allows them.
 	var approve func(context.Context, sandbox.ExecAsk) bool
 	if _, ok := b.cfg.Approver.(agent.AllowAll); ok {

@@ -178,7 +178,8 @@ func (l *loader) top(n *yaml.Node, p *Policy) {
 				"write": func(f string, v *yaml.Node) { l.fileRules(f, v, &p.write) },
 			})
 		},
-		"audit": func(f string, v *yaml.Node) { l.audit(f, v, &p.Audit) },
+		"audit":   func(f string, v *yaml.Node) { l.audit(f, v, &p.Audit) },
+		"network": func(f string, v *yaml.Node) { l.network(f, v, &p.net) },
 	})
 	if !sawVersion && n.Kind == yaml.MappingNode {
 		l.errorf(n, "version", "missing; add \"version: 1\" at the top")

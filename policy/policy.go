@@ -142,6 +142,7 @@ type Policy struct {
 	cmd   commandRules
 	read  fileRules
 	write fileRules
+	net   netRules // network: (see network.go)
 }
 
 // SandboxSettings is the policy's sandbox: block, with defaults filled in.
@@ -149,7 +150,7 @@ type SandboxSettings struct {
 	Image          string
 	Runtime        string                // OCI runtime; "" = engine default
 	Workspace      sandbox.WorkspaceMode // rw | ro | copy
-	Network        sandbox.NetworkMode   // none | open
+	Network        sandbox.NetworkMode   // none | proxy | open
 	User           string                // uid:gid; "" = the invoking user's
 	CPUs           float64
 	MemoryBytes    int64

@@ -12,21 +12,26 @@ type NetworkMode string
 // Network modes.
 const (
 	NetworkNone NetworkMode = "none" // no network interface but loopback
-	NetworkOpen NetworkMode = "open" // the engine's default network
+	// NetworkProxy: only loopback; egress through the host-side proxy
+	// (package netproxy), allowed by the policy's network rules.
+	NetworkProxy NetworkMode = "proxy"
+	NetworkOpen  NetworkMode = "open" // the engine's default network
 )
 
 // NetworkModes lists the valid network modes, in documentation order.
-var NetworkModes = []NetworkMode{NetworkNone, NetworkOpen}
+var NetworkModes = []NetworkMode{NetworkNone, NetworkProxy, NetworkOpen}
 
 // Valid reports whether m is a known network mode.
-func (m NetworkMode) Valid() bool { return m == NetworkNone || m == NetworkOpen }
+func (m NetworkMode) Valid() bool {
+	return m == NetworkNone || m == NetworkProxy || m == NetworkOpen
+}
 
 // ParseNetworkMode parses a network mode; "" is an error.
 func ParseNetworkMode(s string) (NetworkMode, error) {
 	if m := NetworkMode(s); m.Valid() {
 		return m, nil
 	}
-	return "", fmt.Errorf("%w: network %q: want none or open", ErrConfig, s)
+	return "", fmt.Errorf("%w: network %q: want none, proxy or open", ErrConfig, s)
 }
 
 // WorkspaceMode is how the workspace is given to a sandbox.

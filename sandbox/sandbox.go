@@ -46,7 +46,8 @@ type Config struct {
 	Runtime        string        // OCI runtime ("" = engine default, "runsc" for gVisor)
 	Workspace      string        // absolute host directory mounted at /workspace
 	WorkspaceMode  WorkspaceMode // WorkspaceRW or WorkspaceRO ("" = rw); a copy is mounted rw
-	Network        NetworkMode   // NetworkNone or NetworkOpen ("" = none)
+	Network        NetworkMode   // NetworkNone, NetworkProxy or NetworkOpen ("" = none)
+	Egress         Egress        // serves NetworkProxy connections; required for it
 	User           string        // "uid:gid"; "" = the invoking user's
 	CPUs           float64
 	MemoryBytes    int64

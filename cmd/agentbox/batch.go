@@ -32,7 +32,7 @@ func batchCommand() *cli.Command {
 			&cli.StringFlag{Name: "audit", Usage: "audit log shared by all tasks (default: $XDG_STATE_HOME/agentbox/audit.jsonl)", EnvVars: []string{"AGENTBOX_AUDIT"}},
 			&cli.StringFlag{Name: "audit-key-file", Usage: "HMAC key file for the audit log (else $AGENTBOX_AUDIT_KEY)"},
 			&cli.StringFlag{Name: "image", Usage: "sandbox image for every task (default: each policy's sandbox.image)"},
-			&cli.StringFlag{Name: "network", Usage: "none | open for every task (default: each policy's sandbox.network)"},
+			&cli.StringFlag{Name: "network", Usage: "none | proxy | open for every task (default: each policy's sandbox.network)"},
 			&cli.StringFlag{Name: "executor", Hidden: true, EnvVars: []string{"AGENTBOX_EXECUTOR"}},
 			&cli.StringFlag{Name: "model", Usage: "model for tasks without model: or script: (default: $OPENAI_MODEL, else " + agent.DefaultModel + ")"},
 			&cli.StringFlag{Name: "base-url", Usage: "OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else OpenAI)"},
@@ -60,8 +60,10 @@ func batchAction(c *cli.Context) error {
 	if c.Bool("retry-failed") && !c.Bool("resume") {
 		return usageError{errors.New("--retry-failed goes with --resume")}
 	}
-	if v := c.String("network"); v != "" && !sandbox.NetworkMode(v).Valid() {
-		return usageError{fmt.Errorf("--network %q: want none or open", v)}
+	if v := c.String("network"); v != "" {
+		if _, err := sandbox.ParseNetworkMode(v); err != nil {
+			return usageError{fmt.Errorf("--network: %w", err)}
+		}
 	}
 	maxCopy, err := sizes.Parse(c.String("max-copy"))
 	if err != nil || maxCopy <= 0 {

@@ -19,7 +19,7 @@ func sandboxFlags() []cli.Flag {
 		&cli.StringFlag{Name: "audit-key-file", Usage: "HMAC key file for the audit log (else $AGENTBOX_AUDIT_KEY)"},
 		&cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "directory mounted at /workspace (default: current directory)"},
 		&cli.StringFlag{Name: "image", Usage: "sandbox image (default: the policy's sandbox.image)"},
-		&cli.StringFlag{Name: "network", Usage: "none | open (default: the policy's sandbox.network)"},
+		&cli.StringFlag{Name: "network", Usage: "none | proxy | open (default: the policy's sandbox.network; proxy: only the hosts network.allow names, through the audited proxy)"},
 		&cli.StringFlag{Name: "executor", Usage: "static agentbox binary mounted as the executor (default: this binary)", Hidden: true, EnvVars: []string{"AGENTBOX_EXECUTOR"}},
 	}
 }
@@ -48,10 +48,11 @@ func sandboxConfig(c *cli.Context, p *policy.Policy) (sandbox.Config, error) {
 		cfg.Image = v
 	}
 	if v := c.String("network"); v != "" {
-		if !sandbox.NetworkMode(v).Valid() {
-			return cfg, usageError{fmt.Errorf("--network %q: want none or open", v)}
+		m, err := sandbox.ParseNetworkMode(v)
+		if err != nil {
+			return cfg, usageError{fmt.Errorf("--network: %w", err)}
 		}
-		cfg.Network = sandbox.NetworkMode(v)
+		cfg.Network = m
 	}
 	return cfg, nil
 }

@@ -64,6 +64,13 @@ func doctorCommand() *cli.Command {
 					return err
 				}()
 				check("sandbox", err, fmt.Sprintf("started a hardened sandbox and ran a command in %s", time.Since(start).Round(time.Millisecond)))
+				for _, name := range proxyRuntimes(c.Context, rt) {
+					label := "proxy"
+					if name != "" {
+						label += "/" + name
+					}
+					check(label, checkProxy(c.Context, rt, c.String("image"), c.String("executor"), name), "the sandbox connects the host-side proxy socket")
+				}
 			}
 			if bad > 0 {
 				return exitWith(exitUnavailable, fmt.Errorf("%d check(s) failed", bad))

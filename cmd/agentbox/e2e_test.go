@@ -127,7 +127,7 @@ func TestExecErrors(t *testing.T) {
 		{"bad flag", nil, []string{"exec", "--no-such-flag", "--", "true"}, 2, "no-such-flag"},
 		{"missing workspace", nil, []string{"exec", "--workspace", "/nonexistent/ws", "--", "true"}, 2, "does not exist"},
 		{"file workspace", nil, []string{"exec", "--workspace", "/etc/hostname", "--", "true"}, 2, "not a directory"},
-		{"bad network", nil, []string{"exec", "--network", "wide", "--", "true"}, 2, "none or open"},
+		{"bad network", nil, []string{"exec", "--network", "wide", "--", "true"}, 2, "none, proxy or open"},
 		{"no engine", []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, []string{"exec", "--", "true"}, 125, "DOCKER_HOST"},
 		{"missing image", nil, []string{"exec", "--image", "agentbox/nope:latest", "--", "true"}, 125, "agentbox image build"},
 		{"dynamic executor", []string{"AGENTBOX_EXECUTOR=/bin/ls"}, []string{"exec", "--", "true"}, 125, "CGO_ENABLED=0"},

@@ -54,6 +54,7 @@ func execCommand() *cli.Command {
 				return err
 			}
 			defer log.Close()
+			cfg = agent.WithEgress(cfg, p, log)
 			return withRuntime(c.Context, func(rt backend) error {
 				_, _ = rt.GC(c.Context) // a cheap gc first: sandboxes of dead owners go
 				tools, err := agent.NewTools(p, &cfg, log, appr)

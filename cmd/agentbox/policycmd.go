@@ -36,11 +36,12 @@ func policyCommand() *cli.Command {
 			{
 				Name:      "explain",
 				Usage:     "show how the policy decides a command or a file access, and why",
-				ArgsUsage: "(COMMAND | --read PATH | --write PATH)",
+				ArgsUsage: "(COMMAND | --read PATH | --write PATH | --connect HOST:PORT)",
 				Flags: []cli.Flag{
 					policyFlag(),
 					&cli.StringFlag{Name: "read", Usage: "explain read_file of PATH"},
 					&cli.StringFlag{Name: "write", Usage: "explain write_file of PATH"},
+					&cli.StringFlag{Name: "connect", Usage: "explain a connection through the network proxy to HOST:PORT"},
 					&cli.BoolFlag{Name: "json", Usage: "print the decision as JSON"},
 				},
 				Action: func(c *cli.Context) error {
@@ -55,12 +56,22 @@ func policyCommand() *cli.Command {
 					if c.NArg() > 0 {
 						a, n = policy.Action{Kind: policy.Command, Command: strings.Join(c.Args().Slice(), " ")}, n+1
 					}
+					if c.IsSet("connect") {
+						n++
+					}
 					if n != 1 {
-						return usageError{errors.New("explain needs exactly one of COMMAND, --read PATH, --write PATH")}
+						return usageError{errors.New("explain needs exactly one of COMMAND, --read PATH, --write PATH, --connect HOST:PORT")}
 					}
 					p, err := loadPolicy(c)
 					if err != nil {
 						return err
+					}
+					if c.IsSet("connect") {
+						nd := p.ExplainConnect(c.String("connect"))
+						if c.Bool("json") {
+							return policy.WriteNetExplanationJSON(c.App.Writer, nd)
+						}
+						return p.WriteNetExplanation(c.App.Writer, nd)
 					}
 					d := p.Decide(a)
 					if c.Bool("json") {

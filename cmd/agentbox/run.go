@@ -80,6 +80,7 @@ func runCommand() *cli.Command {
 				return err
 			}
 			defer log.Close()
+			cfg = agent.WithEgress(cfg, p, log)
 			printer.Redact = log.Redact
 			var mem *agent.Memory
 			if !c.Bool("no-memory") {

@@ -75,7 +75,13 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 	if err := q.apply(ccfg, hc); err != nil {
 		return nil, err
 	}
-	s := &dockerSession{rt: d, id: id, cfg: cfg, masks: masks, info: sandbox.Info{SessionID: id, Image: cfg.Image, ImageID: img.ID, Runtime: cfg.Runtime, User: ccfg.User, Masked: len(masks.entries)}}
+	eg, err := startEgress(ctx, cfg, id)
+	if err != nil {
+		masks.remove()
+		return nil, err
+	}
+	eg.apply(ccfg, hc)
+	s := &dockerSession{rt: d, id: id, cfg: cfg, masks: masks, egress: eg, info: sandbox.Info{SessionID: id, Image: cfg.Image, ImageID: img.ID, Runtime: cfg.Runtime, User: ccfg.User, Masked: len(masks.entries)}}
 	d.track(s)
 	resp, err := d.eng.ContainerCreate(ctx, ccfg, hc, nil, nil, "agentbox-"+id[:12])
 	if err != nil {
@@ -84,6 +90,7 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 		d.removeSession(context.WithoutCancel(ctx), id)
 		masks.remove()
 		d.untrack(s)
+		eg.stop()
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: %w", sandbox.ErrClosed, context.Cause(ctx))
 		}
@@ -134,9 +141,9 @@ func checkConfig(cfg *sandbox.Config) error {
 	switch cfg.Network {
 	case "":
 		cfg.Network = sandbox.NetworkNone
-	case sandbox.NetworkNone, sandbox.NetworkOpen:
+	case sandbox.NetworkNone, sandbox.NetworkProxy, sandbox.NetworkOpen:
 	default:
-		return fmt.Errorf("%w: network %q: want none or open", sandbox.ErrConfig, cfg.Network)
+		return fmt.Errorf("%w: network %q: want none, proxy or open", sandbox.ErrConfig, cfg.Network)
 	}
 	if cfg.CPUs <= 0 {
 		cfg.CPUs = sandbox.DefaultCPUs

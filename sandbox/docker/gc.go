@@ -41,6 +41,7 @@ func GC(ctx context.Context, eng Engine) ([]sandbox.Removed, error) {
 			errs = append(errs, err)
 			continue
 		}
+		removeProxyDir(c.Mounts)
 		removed = append(removed, sandbox.Removed{ID: c.ID, Reason: reason})
 		sessions = append(sessions, c.Labels[LabelSession])
 	}

@@ -28,6 +28,8 @@ type dockerSession struct {
 	info  sandbox.Info
 	masks *fileMasks // removed once the container is gone
 
+	egress *egressServer // network: proxy only
+
 	hj     types.HijackedResponse
 	stderr *tailBuffer
 	wg     sync.WaitGroup // the demultiplexer
@@ -116,7 +118,7 @@ func (s *dockerSession) connect(ctx context.Context) error {
 	if err := s.rt.eng.ContainerStart(ctx, cid, container.StartOptions{}); err != nil {
 		return fmt.Errorf("%w: starting the container: %w", sandbox.ErrUnavailable, err)
 	}
-	return s.HelloConfig(ctx, s.cfg)
+	return s.HelloConfig(ctx, s.cfg, s.egress.socket())
 }
 
 // exitReason explains a dead channel from the container's state, or
@@ -137,6 +139,7 @@ func (s *dockerSession) exitReason(error) string {
 func (s *dockerSession) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
+		defer s.egress.stop() // after the container: nothing can connect then
 		ctx = context.WithoutCancel(ctx)
 		if s.containerID() == "" {
 			// Closed while Start is still creating it: remove whatever

@@ -97,6 +97,16 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 		_ = s.link.reply(&wire.Response{ID: hello.ID, Error: err.Error()})
 		return fmt.Errorf("executor: %w", err)
 	}
+	if hello.Proxy != "" {
+		// network: proxy: 127.0.0.1:3128 inside, carried to the host's
+		// proxy over the socket mounted in.
+		stop, err := startForwarder(hello.Proxy)
+		if err != nil {
+			_ = s.link.reply(&wire.Response{ID: hello.ID, Error: err.Error()})
+			return fmt.Errorf("executor: %w", err)
+		}
+		defer stop()
+	}
 	if err := s.link.reply(&wire.Response{ID: hello.ID, Version: s.Version}); err != nil {
 		return err
 	}

@@ -100,18 +100,19 @@ func (c *Client) read() {
 // Hello hands the executor the session key and its settings: the output
 // cap in bytes and whether background processes survive a call.
 func (c *Client) Hello(ctx context.Context, outputCap int, keep bool) error {
-	return c.HelloConfig(ctx, sandbox.Config{OutputCap: outputCap, KeepBackground: keep})
+	return c.HelloConfig(ctx, sandbox.Config{OutputCap: outputCap, KeepBackground: keep}, "")
 }
 
 // HelloConfig is Hello with every setting of cfg the executor enforces:
 // the policy's command rules at exec time (asks go to
 // cfg.Enforce.Approve), the effects check, the pids limit, and the dead
-// man's switch, whose heartbeat this client then sends until Close.
-func (c *Client) HelloConfig(ctx context.Context, cfg sandbox.Config) error {
+// man's switch, whose heartbeat this client then sends until Close; and
+// the proxy socket of `network: proxy` ("" = no forwarder).
+func (c *Client) HelloConfig(ctx context.Context, cfg sandbox.Config, proxySocket string) error {
 	en := cfg.Enforce
 	req := &Request{Op: OpHello, Key: c.key, Cap: cfg.OutputCap, Keep: cfg.KeepBackground,
 		Policy: en.Policy, PolicyName: en.PolicyName, Approver: en.Approve != nil,
-		Effects: wireRules(en.WriteRules), PidsMax: int(cfg.Pids)}
+		Effects: wireRules(en.WriteRules), PidsMax: int(cfg.Pids), Proxy: proxySocket}
 	if en.Heartbeat > 0 {
 		req.DeadlineMS = (3 * en.Heartbeat).Milliseconds()
 	}

@@ -66,6 +66,10 @@ type Request struct {
 	Key  []byte `json:"key,omitempty"` // hello only
 	Keep bool   `json:"keep,omitempty"`
 	Cap  int    `json:"cap,omitempty"` // hello: output cap in bytes
+	// Proxy (hello only) is the unix socket of the host-side network
+	// proxy inside the container; set, the executor runs the forwarder of
+	// `network: proxy` on sandbox.ProxyListenAddr.
+	Proxy string `json:"proxy,omitempty"`
 
 	Command   string `json:"command,omitempty"`
 	TimeoutMS int64  `json:"timeout_ms,omitempty"`

@@ -1,0 +1,53 @@
+package audit
+
+import (
+	"net"
+	"strconv"
+)
+
+// NetDecider decides a recorded egress attempt (a net event): host, port
+// and the address the proxy resolved ("" when it resolved none). A Decider
+// that is not a NetDecider denies every net event.
+type NetDecider interface {
+	DecideNet(host string, port int, addr string) (decision, rule string)
+}
+
+// netTool is Change.Tool for a net event.
+const netTool = "net"
+
+// replayNet re-decides one net event with d and reports whether the
+// decision changes.
+func replayNet(line int, rec *Record, d Decider) (Change, bool) {
+	nd, nr := "deny", "no network rules"
+	if n, ok := d.(NetDecider); ok {
+		nd, nr = n.DecideNet(rec.NetHost, rec.NetPort, rec.NetAddr)
+	}
+	if nd == rec.Decision {
+		return Change{}, false
+	}
+	return Change{
+		Line: line, Session: rec.Session, Tool: netTool, Summary: netSummary(rec),
+		Old: rec.Decision, OldRule: rec.Rule, New: nd, NewRule: nr,
+	}, true
+}
+
+// netSummary is host:port and the address dialed, for one line.
+func netSummary(rec *Record) string {
+	s := net.JoinHostPort(rec.NetHost, strconv.Itoa(rec.NetPort))
+	if rec.NetAddr != "" {
+		s += " (" + rec.NetAddr + ")"
+	}
+	return clean(s, 100)
+}
+
+// netText is the detail of a net event in audit show.
+func netText(rec *Record, paint func(string, string) string) string {
+	bytes := func(k string, n *int64) string {
+		if n == nil {
+			return ""
+		}
+		return k + " " + strconv.FormatInt(*n, 10)
+	}
+	return joinNonEmpty(netSummary(rec)+"  → "+decisionText(rec, paint),
+		bytes("up", rec.BytesUp), bytes("down", rec.BytesDown), durationText(rec.DurationMS))
+}

@@ -1,0 +1,146 @@
+// Package netproxy is the host-side egress proxy of `sandbox.network:
+// proxy`. The sandbox has no network interface but lo; each TCP connection
+// a program in it makes to the in-container forwarder (127.0.0.1:3128) is
+// carried to the agentbox process and handed to Proxy.ServeConn.
+//
+// The proxy accepts CONNECT and absolute-URI HTTP requests and nothing
+// else. It validates the target (refusing every ambiguous form: numeric
+// IPv4 shorthands, IPv4-mapped IPv6, NUL or whitespace, userinfo, percent
+// encoding, a trailing dot, a Host header that differs from the target),
+// decides it with the policy's network rules, resolves the name itself,
+// checks every resolved address (special ranges need an IP rule) and dials
+// exactly an address it checked. A refusal is HTTP 403 with one line that
+// names the rule. Every connection handed to it produces exactly one Event.
+package netproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/agentbox/agentbox/policy"
+)
+
+// Decider decides connection attempts; *policy.Policy implements it.
+type Decider interface {
+	DecideConnect(t policy.NetTarget) policy.NetDecision
+	DecideAddress(t policy.NetTarget, a netip.Addr) policy.NetDecision
+}
+
+// Resolver resolves host names; *net.Resolver implements it.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+var (
+	_ Decider  = (*policy.Policy)(nil)
+	_ Resolver = (*net.Resolver)(nil)
+)
+
+// Decisions recorded in Event.Decision.
+const (
+	Allow = "allow"
+	Deny  = "deny"
+)
+
+// RuleRequest is Event.Rule for a request refused before the policy was
+// asked: malformed, an unsupported method, or an ambiguous target.
+const RuleRequest = "request"
+
+// Event is one connection attempt, reported when it ends.
+type Event struct {
+	Method    string        // CONNECT, GET, ...; "" when no request line was read
+	Host      string        // canonical target host ("" when unparsable)
+	Port      int           // target port
+	Addr      string        // ip:port dialed ("" when none)
+	Decision  string        // Allow or Deny
+	Rule      string        // deciding rule (network.allow[0], network.allow, request, ...)
+	Reason    string        // one line, as sent to the client on refusal
+	Status    int           // HTTP status the proxy answered (200 for an established tunnel)
+	BytesUp   int64         // bytes sent to the upstream server
+	BytesDown int64         // bytes sent back to the client
+	Duration  time.Duration // from accepting the connection to closing it
+	Err       string        // what went wrong after the decision (resolve, dial, reset)
+}
+
+// Config configures a Proxy.
+type Config struct {
+	Policy   Decider
+	Resolver Resolver // nil: net.DefaultResolver
+	// OnEvent receives one Event per connection, from the connection's
+	// goroutine; it must be safe for concurrent use. Nil drops events.
+	OnEvent        func(Event)
+	HeaderTimeout  time.Duration // reading the request head; 0: 10s
+	DialTimeout    time.Duration // resolving and connecting; 0: 10s
+	MaxHeaderBytes int           // request head size; 0: 32 KiB
+}
+
+// Proxy is the egress proxy. It holds no goroutine or listener of its
+// own: ServeConn and Serve return only when everything they started has
+// ended.
+type Proxy struct {
+	cfg    Config
+	dialer net.Dialer
+}
+
+// New checks cfg and fills in defaults.
+func New(cfg Config) (*Proxy, error) {
+	if cfg.Policy == nil {
+		return nil, errors.New("netproxy: no policy; the proxy refuses to run without network rules")
+	}
+	if cfg.Resolver == nil {
+		cfg.Resolver = net.DefaultResolver
+	}
+	if cfg.HeaderTimeout <= 0 {
+		cfg.HeaderTimeout = 10 * time.Second
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = 10 * time.Second
+	}
+	if cfg.MaxHeaderBytes <= 0 {
+		cfg.MaxHeaderBytes = 32 << 10
+	}
+	if cfg.MaxHeaderBytes < 1024 {
+		cfg.MaxHeaderBytes = 1024
+	}
+	return &Proxy{cfg: cfg, dialer: net.Dialer{Timeout: cfg.DialTimeout, KeepAlive: 30 * time.Second}}, nil
+}
+
+// Serve accepts connections from ln and serves each with ServeConn until
+// ctx ends or ln fails. It closes ln and returns after every connection it
+// accepted has been served; the error is nil when ctx ended it.
+func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	var wg sync.WaitGroup
+	var err error
+	for {
+		c, aerr := ln.Accept()
+		if aerr != nil {
+			if ctx.Err() == nil {
+				err = fmt.Errorf("netproxy: accept: %w", aerr)
+			}
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.ServeConn(ctx, c)
+		}()
+	}
+	cancel()
+	stop()
+	ln.Close()
+	wg.Wait()
+	return err
+}
+
+func (p *Proxy) emit(ev Event) {
+	if p.cfg.OnEvent != nil {
+		p.cfg.OnEvent(ev)
+	}
+}

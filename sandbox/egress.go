@@ -1,0 +1,39 @@
+package sandbox
+
+import (
+	"context"
+	"net"
+)
+
+// Egress is the host side of `network: proxy`: the backend hands it each
+// connection a program in the sandbox makes to the in-container forwarder,
+// together with the session's id (for the audit log). ServeEgress owns c,
+// closes it, and returns when the attempt has ended or ctx has.
+// agent.NewEgress wraps package netproxy in it.
+type Egress interface {
+	ServeEgress(ctx context.Context, session string, c net.Conn)
+}
+
+// ProxySocket is where a backend mounts the unix socket of the host-side
+// proxy inside a `network: proxy` sandbox; the executor's forwarder
+// carries each connection to it.
+const ProxySocket = "/run/agentbox/proxy.sock"
+
+// ProxyListenAddr is where the in-container forwarder of `network: proxy`
+// listens. The container has no interface but lo, so programs reach the
+// host-side proxy only through it.
+const ProxyListenAddr = "127.0.0.1:3128"
+
+// ProxyEnv is the environment that points programs in the sandbox at the
+// forwarder (curl, pip, npm, git, Python's urllib and Go's net/http read
+// these). NO_PROXY keeps only the container's own loopback direct: it is
+// inside the sandbox, and the host-side proxy would resolve "localhost" on
+// the host.
+func ProxyEnv() map[string]string {
+	u := "http://" + ProxyListenAddr
+	noProxy := "localhost,127.0.0.1,::1"
+	return map[string]string{
+		"HTTP_PROXY": u, "HTTPS_PROXY": u, "http_proxy": u, "https_proxy": u,
+		"NO_PROXY": noProxy, "no_proxy": noProxy,
+	}
+}
