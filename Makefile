@@ -32,8 +32,10 @@ image: build
 # The one test command: unit, real-Docker integration and CLI end-to-end
 # tests. A missing engine fails the run (AGENTBOX_REQUIRE_DOCKER=1), and no
 # sandbox container may be left behind.
+# The gVisor tier (runsc) and the engine-death test (a second, private
+# dockerd killed mid-command) are part of it too.
 test: image
-	AGENTBOX_REQUIRE_DOCKER=1 AGENTBOX_BIN=$(BIN) $(GO) test -count=1 -timeout 40m ./...
+	AGENTBOX_REQUIRE_DOCKER=1 AGENTBOX_REQUIRE_RUNSC=1 AGENTBOX_ENGINE_DEATH_TEST=1 AGENTBOX_BIN=$(BIN) $(GO) test -count=1 -timeout 60m ./...
 	@left=$$(docker ps -aq --filter label=agentbox.session 2>/dev/null | wc -l); \
 	if [ "$$left" != "0" ]; then echo "FAIL: $$left agentbox container(s) left behind"; docker ps -a --filter label=agentbox.session; exit 1; fi; \
 	echo "no agentbox containers left behind"
