@@ -63,20 +63,27 @@ func Enforcement(p *policy.Policy, approve func(context.Context, sandbox.ExecAsk
 		WriteRules: &sandbox.FileRules{Allow: allow, Deny: deny}}, nil
 }
 
-// execApprover is the answer to exec-time asks: nil (deny) when nobody
-// can be asked, else the session's approver, each answer recorded.
+// execApprover is the answer to exec-time asks: a program under a rule
+// the call was approved under up front runs; otherwise the session's
+// approver is asked (nobody to ask denies), each answer recorded.
 func (t *Tools) execApprover() func(context.Context, sandbox.ExecAsk) bool {
-	switch t.Approver.(type) {
-	case nil, DenyAll:
-		return nil
-	}
 	return t.approveExec
 }
 
-// approveExec asks the approver about one program waiting at its exec
-// stop and records the answer; any failure denies.
+// approveExec decides about one program waiting at its exec stop and
+// records the answer; any failure denies.
 func (t *Tools) approveExec(ctx context.Context, ask sandbox.ExecAsk) bool {
 	subject := "exec " + quoteArgv(ask.Argv)
+	if t.approved[ask.Rule] {
+		err := t.record(&audit.Record{Event: audit.EventApproval, CallID: t.current, Tool: ToolExecuteBash,
+			Decision: policy.Allow.String(), Rule: ask.Rule, DecidedBy: "call-approval",
+			Reason: "the call was approved under this rule before it ran", Argv: ask.Argv, PID: ask.PID})
+		return err == nil
+	}
+	switch t.Approver.(type) {
+	case nil, DenyAll:
+		return false
+	}
 	dec := policy.Decision{Verdict: policy.Ask, Rule: ask.Rule, Reason: ask.Reason}
 	ap, err := t.Approver.Approve(ctx, ApprovalRequest{CallID: t.current, Tool: ToolExecuteBash, Subject: subject, Decision: dec})
 	if err != nil {

@@ -63,6 +63,10 @@ type Tools struct {
 	Redact func(string) string
 
 	current string // the call in progress, for exec-time approvals
+	// approved are the ask rules the call in progress was approved under
+	// up front: a program of that call stopped at exec time under one of
+	// them is not asked about a second time.
+	approved map[string]bool
 }
 
 // Outcome is the result of one tool call.
@@ -156,7 +160,7 @@ func (t *Tools) record(rec *audit.Record) error {
 // Outcome.Text; Outcome.Err is set only when the session must end.
 func (t *Tools) Call(ctx context.Context, callID, name, argsJSON string) Outcome {
 	o := Outcome{CallID: callID, Tool: name}
-	t.current = callID
+	t.current, t.approved = callID, nil
 	spec, ok := lookupTool(name)
 	if !ok {
 		o.Invalid = true
@@ -197,6 +201,12 @@ func (t *Tools) Call(ctx context.Context, callID, name, argsJSON string) Outcome
 			verdict = policy.Allow
 		}
 		denyNote = ap.Note
+		if ap.Allow {
+			t.approved = map[string]bool{}
+			for _, r := range askRules(dec) {
+				t.approved[r] = true
+			}
+		}
 		if err := t.record(&audit.Record{Event: audit.EventApproval, CallID: callID, Tool: name,
 			Decision: verdict.String(), Rule: dec.Rule, DecidedBy: ap.DecidedBy, Approver: ap.Approver, Reason: ap.Note,
 			Prompt: ap.Prompt}); err != nil {

@@ -197,7 +197,9 @@ func TestMCPElicitation(t *testing.T) {
 					got = append(got, r.Decision+"/"+r.DecidedBy)
 				}
 			}
-			if strings.Join(got, ",") != "allow/user,deny/user" {
+			// The approved call's program, stopped at exec time under the
+			// same ask rule, runs on the call's approval (not asked again).
+			if strings.Join(got, ",") != "allow/user,allow/call-approval,deny/user" {
 				t.Errorf("approvals: %v", got)
 			}
 		})

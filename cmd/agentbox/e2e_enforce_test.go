@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bytes"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -222,9 +221,8 @@ func TestEnforceEffectsRun(t *testing.T) {
 					t.Errorf("no tool message names a denied exec and its rule:\n%s", all)
 				}
 			}
-			if pol.name == "default" && !bytes.Contains(data, []byte(`"event":"alarm"`)) {
-				t.Error("no alarm record: the set-id bits were not caught after the call")
-			}
+			// (No set-id alarm is expected: seccomp refuses the chmod
+			// itself, and checkEffectsAbsent finds no set-id file.)
 		})
 	}
 }

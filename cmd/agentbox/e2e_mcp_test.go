@@ -19,7 +19,7 @@ func TestMCPUsage(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"mcp", "--approve", "prompt"}, "want deny or allow"},
-		{[]string{"mcp", "--network", "wide"}, "none or open"},
+		{[]string{"mcp", "--network", "wide"}, "none, proxy or open"},
 		{[]string{"mcp", "--start", "later"}, "initialize or first-call"},
 		{[]string{"mcp", "extra"}, "no arguments"},
 		{[]string{"mcp", "--workspace", "/nonexistent/ws"}, "does not exist"},
