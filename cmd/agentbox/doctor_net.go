@@ -24,6 +24,9 @@ func (refuseEgress) ServeEgress(_ context.Context, _ string, c net.Conn) { c.Clo
 // under: the engine's default and runsc when the engine has it.
 func proxyRuntimes(ctx context.Context, rt *docker.Runtime) []string {
 	out := []string{""}
+	if !rt.HonorsRuntime(ctx) {
+		return out // sandbox.runtime is refused on such an engine
+	}
 	if cl := rt.Client(); cl != nil {
 		if info, err := cl.Info(ctx); err == nil {
 			var names []string

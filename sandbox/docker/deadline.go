@@ -122,3 +122,14 @@ func (e deadlineEngine) ContainerList(ctx context.Context, opts container.ListOp
 		return e.Engine.ContainerList(c, opts)
 	})
 }
+
+// ServerVersion passes the version endpoint through (engine detection:
+// see detectQuirks), under the deadline; an engine without it answers as
+// Docker.
+func (e deadlineEngine) ServerVersion(ctx context.Context) (types.Version, error) {
+	vr, ok := e.Engine.(versioner)
+	if !ok {
+		return types.Version{}, errNoVersion
+	}
+	return call(ctx, e.d, "reading the engine version", vr.ServerVersion)
+}

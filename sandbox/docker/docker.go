@@ -73,6 +73,11 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 	ccfg.Image = img.ID // run exactly the image inspected (and audited), not whatever the tag points to later
 	applyGVisor(cfg, hc)
 	if err := q.apply(ccfg, hc); err != nil {
+		masks.remove()
+		return nil, err
+	}
+	if err := q.seccompPath(hc, masks, id, prof); err != nil {
+		masks.remove()
 		return nil, err
 	}
 	eg, err := startEgress(ctx, cfg, id)

@@ -40,11 +40,10 @@ func prepareMasks(ctx context.Context, cfg sandbox.Config, id string) (*fileMask
 	if len(entries) == 0 {
 		return m, nil
 	}
-	dir, err := os.MkdirTemp("", maskDirPrefix+id[:12]+"-")
-	if err != nil {
-		return nil, fmt.Errorf("%w: creating the directory of file masks: %v; check TMPDIR", sandbox.ErrConfig, err)
+	if err := m.mkdir(id); err != nil {
+		return nil, err
 	}
-	m.dir = dir
+	dir := m.dir
 	emptyFile, emptyDir := filepath.Join(dir, "file"), filepath.Join(dir, "dir")
 	if err := os.WriteFile(emptyFile, nil, 0o444); err != nil {
 		m.remove()
@@ -67,6 +66,33 @@ func prepareMasks(ctx context.Context, cfg sandbox.Config, id string) (*fileMask
 			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
 	}
 	return m, nil
+}
+
+// mkdir creates the session's host directory once.
+func (m *fileMasks) mkdir(id string) error {
+	if m.dir != "" {
+		return nil
+	}
+	dir, err := os.MkdirTemp("", maskDirPrefix+id[:12]+"-")
+	if err != nil {
+		return fmt.Errorf("%w: creating the directory of file masks: %v; check TMPDIR", sandbox.ErrConfig, err)
+	}
+	m.dir = dir
+	return nil
+}
+
+// file writes a file of the session's own (e.g. the seccomp profile for an
+// engine that takes it as a path) into its host directory, removed with
+// it at Close.
+func (m *fileMasks) file(id, name string, data []byte) (string, error) {
+	if err := m.mkdir(id); err != nil {
+		return "", err
+	}
+	p := filepath.Join(m.dir, name)
+	if err := os.WriteFile(p, data, 0o444); err != nil {
+		return "", fmt.Errorf("%w: writing %s: %v", sandbox.ErrConfig, name, err)
+	}
+	return p, nil
 }
 
 // remove deletes the host directory of empties; safe on nil and twice.

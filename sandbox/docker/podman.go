@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"errors"
 	"context"
 	"fmt"
 	"strings"
@@ -41,7 +42,15 @@ type quirks struct {
 	// silently turn `sandbox.runtime: runsc` into runc. A sandbox that asks
 	// for a runtime is therefore refused on Podman (fail closed).
 	ignoresRuntime bool
+	// seccompAsPath: Podman's compatible API reads `seccomp=` in
+	// SecurityOpt as a file path, where Docker takes the profile itself
+	// (inline JSON gives "file name too long"); the profile is written to
+	// the session's host directory and named by path.
+	seccompAsPath bool
 }
+
+// errNoVersion: the engine behind a wrapper has no version endpoint.
+var errNoVersion = errors.New("the engine has no version endpoint")
 
 // versioner is the part of the Docker client that reads the version
 // endpoint; an Engine without it is taken to be Docker.
@@ -56,6 +65,9 @@ func detectQuirks(ctx context.Context, eng Engine) (quirks, error) {
 		return quirks{Engine: "Docker"}, nil
 	}
 	v, err := vr.ServerVersion(ctx)
+	if errors.Is(err, errNoVersion) {
+		return quirks{Engine: "Docker"}, nil
+	}
 	if err != nil {
 		return quirks{}, fmt.Errorf("reading the engine version: %w", err)
 	}
@@ -81,6 +93,7 @@ func quirksOf(v types.Version) quirks {
 	q.Podman = true
 	q.explicitUlimits = true
 	q.ignoresRuntime = true
+	q.seccompAsPath = true
 	return q
 }
 
@@ -105,6 +118,24 @@ func (q quirks) apply(ccfg *container.Config, hc *container.HostConfig) error {
 	if q.explicitUlimits {
 		hc.Ulimits = withUlimit(hc.Ulimits, "nofile")
 		hc.Ulimits = withUlimit(hc.Ulimits, "nproc")
+	}
+	return nil
+}
+
+// seccompPath points the spec's seccomp option at a file holding the
+// profile, for an engine that takes a path (see seccompAsPath).
+func (q quirks) seccompPath(hc *container.HostConfig, masks *fileMasks, id, profile string) error {
+	if !q.seccompAsPath {
+		return nil
+	}
+	for i, o := range hc.SecurityOpt {
+		if strings.HasPrefix(o, "seccomp=") {
+			p, err := masks.file(id, "seccomp.json", []byte(profile))
+			if err != nil {
+				return err
+			}
+			hc.SecurityOpt[i] = "seccomp=" + p
+		}
 	}
 	return nil
 }
@@ -139,4 +170,11 @@ func (d *Runtime) quirks(ctx context.Context) (quirks, error) {
 	}
 	d.q = &q
 	return q, nil
+}
+
+// HonorsRuntime reports whether the engine runs the OCI runtime a
+// container asks for (Podman's compatible API does not: ignoresRuntime).
+func (d *Runtime) HonorsRuntime(ctx context.Context) bool {
+	q, err := d.quirks(ctx)
+	return err == nil && !q.ignoresRuntime
 }

@@ -12,7 +12,6 @@ import (
 // gvisorDiffs are what the hardening checks see differently under gVisor
 // (runsc), each with the reason it is not a weakness.
 var gvisorDiffs = map[string]sandboxtest.Difference{
-	"seccomp": {Want: "0", Reason: "runsc does not install the engine's seccomp profile on the sandbox's processes: their system calls go to gVisor's own kernel (the sentry), never to the host's, and the sentry itself runs under gVisor's host seccomp filter"},
 	"mknod":   {Want: "made", Reason: "gVisor lets a process create device nodes in its own tmpfs; they name gVisor's emulated devices (here its /dev/null), never a host device"},
 }
 

@@ -41,7 +41,8 @@ var hardeningChecks = []hardeningCheck{
 	{"executor", `test -w /.agentbox/agentbox && echo writable || echo readonly`, "readonly"},
 	{"core-limit", `ulimit -c`, "0"},
 	{"nofile-limit", `ulimit -n`, "4096"},
-	{"init", `test "$(cat /proc/1/comm)" != agentbox && echo init-is-pid-1`, "init-is-pid-1"},
+	// The executor is PID 1 (non-dumpable; it reaps orphans itself).
+	{"init", `cat /proc/1/comm`, "agentbox"},
 	{"uid-map", `awk '{print $1, $2}' /proc/self/uid_map`, "0 0"},
 	{"raw-socket", `python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)' 2>/dev/null && echo opened || echo refused`, "refused"},
 	{"mknod", `mknod /tmp/dev c 1 3 2>/dev/null && echo made || echo refused`, "refused"},
