@@ -3,7 +3,8 @@ GO       ?= go
 BIN      := $(CURDIR)/bin/agentbox
 IMAGE    ?= agentbox/base:latest
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -s -w -X github.com/agentbox/agentbox.Version=$(VERSION)
+COMMIT   ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+LDFLAGS  := -s -w -X github.com/agentbox/agentbox.Version=$(VERSION) -X main.commit=$(COMMIT)
 
 .PHONY: all build image test unit lint bench demo clean
 

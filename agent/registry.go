@@ -91,6 +91,9 @@ type Outcome struct {
 	// (capped by the executor, not by OutputCap; redacted), for
 	// `agentbox exec`.
 	Output []byte
+	// Failure says why a call that ran failed (a missing file, a
+	// read-only workspace); "" when it did not fail.
+	Failure string
 	// Err is fatal (the executor died, the audit log failed, ctx ended):
 	// the session must end. Text is still set for completeness.
 	Err error
@@ -214,6 +217,7 @@ func (t *Tools) Call(ctx context.Context, callID, name, argsJSON string) Outcome
 		rec := &audit.Record{Event: audit.EventToolCall, Phase: audit.PhaseResult, CallID: callID, Tool: name,
 			Decision: "allow", Error: fe.Msg, DurationMS: audit.Ptr(time.Since(start).Milliseconds())}
 		o.Text = fmt.Sprintf("error: %s failed: %s", name, fe.Msg)
+		o.Failure, o.Duration = fe.Msg, time.Since(start)
 		if fe.Denied {
 			o.Denied, o.Decision, o.Rule, o.Ran = true, "deny", fe.Rule, false
 			rec.Decision, rec.Rule = "deny", fe.Rule

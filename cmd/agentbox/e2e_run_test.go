@@ -360,7 +360,7 @@ func TestMakeDemo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("make demo: %v\n%s", err, out)
 	}
-	for _, want := range []string{"count.txt in the workspace: 3", "done: There are 3 Python files", "chain intact"} {
+	for _, want := range []string{"count.txt in the workspace: 3", "There are 3 Python files", "chain intact"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("make demo output lacks %q:\n%s", want, out)
 		}
