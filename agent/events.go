@@ -10,8 +10,9 @@ type StepEvents interface {
 	// ModelText reports the model's text at step step ("" with tool calls
 	// only is not reported).
 	ModelText(step int, text string)
-	// ToolStarted reports that a tool call of step step begins.
-	ToolStarted(step int, tool string)
+	// ToolStarted reports that a tool call of step step begins; args is
+	// the model's JSON arguments, unchecked.
+	ToolStarted(step int, tool, args string)
 }
 
 func stepEvents(ev Events) StepEvents {
@@ -23,8 +24,8 @@ func stepEvents(ev Events) StepEvents {
 
 type nopStepEvents struct{}
 
-func (nopStepEvents) ModelRequest(int, int)   {}
-func (nopStepEvents) ModelText(int, string)   {}
-func (nopStepEvents) ToolStarted(int, string) {}
+func (nopStepEvents) ModelRequest(int, int)           {}
+func (nopStepEvents) ModelText(int, string)           {}
+func (nopStepEvents) ToolStarted(int, string, string) {}
 
 var _ StepEvents = nopStepEvents{}

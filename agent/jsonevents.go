@@ -71,7 +71,7 @@ func (j *JSONEvents) ModelText(step int, text string) {
 }
 
 // ToolStarted emits "tool_started".
-func (j *JSONEvents) ToolStarted(step int, tool string) {
+func (j *JSONEvents) ToolStarted(step int, tool, _ string) {
 	j.emit(jsonEvent{Event: "tool_started", Step: step, Tool: tool})
 }
 

@@ -1,10 +1,13 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentbox/agentbox/policy"
 )
 
 // liveLine is the Printer's one-line "what is running, for how long"
@@ -36,7 +39,7 @@ func (p *Printer) startLive(label string) {
 		defer t.Stop()
 		for {
 			p.mu.Lock()
-			_, _ = io.WriteString(p.W, "\r\x1b[K"+p.paint(cDim, fitWidth(fmt.Sprintf("… %s  %s", label, fmtElapsed(time.Since(start))), p.width())))
+			_, _ = io.WriteString(p.W, "\r\x1b[K"+p.paint(cDim, fitWidth(fmt.Sprintf("%s  %s", fmtElapsed(time.Since(start)), label), p.width())))
 			p.mu.Unlock()
 			select {
 			case <-l.stop:
@@ -105,8 +108,17 @@ func (p *Printer) ModelRequest(step, maxSteps int) {
 func (p *Printer) ModelText(int, string) {}
 
 // ToolStarted shows the running tool on the live line.
-func (p *Printer) ToolStarted(step int, tool string) {
-	p.startLive(fmt.Sprintf("[%d] %s running", step, tool))
+func (p *Printer) ToolStarted(step int, tool, args string) {
+	var a struct{ Command, Path string }
+	_ = json.Unmarshal([]byte(args), &a)
+	what := a.Command
+	if what == "" {
+		what = a.Path
+	}
+	if p.Redact != nil {
+		what = p.Redact(what)
+	}
+	p.startLive(fmt.Sprintf("[%d] %s running  %s", step, tool, oneLine(policy.Visible(what), 300)))
 }
 
 var _ StepEvents = (*Printer)(nil)

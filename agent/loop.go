@@ -336,7 +336,7 @@ func (r *runner) steps(ctx context.Context) (string, error) {
 		}
 		r.msgs = append(r.msgs, msg)
 		for _, tc := range msg.ToolCalls {
-			stepEvents(r.ev).ToolStarted(r.step, tc.Function.Name)
+			stepEvents(r.ev).ToolStarted(r.step, tc.Function.Name, tc.Function.Arguments)
 			o := r.tools.Call(ctx, tc.ID, tc.Function.Name, tc.Function.Arguments)
 			r.ev.ToolCall(r.step, r.cfg.MaxSteps, o)
 			if o.Err != nil {
