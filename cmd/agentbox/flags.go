@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -16,6 +17,11 @@ import (
 // flag is a usage error naming the closest known flag and the command's
 // help. Arguments that name no leaf command are returned unchanged.
 func hoistFlags(app *cli.App, args []string) ([]string, error) {
+	if slices.Contains(args, completionFlag) {
+		// Completing never runs anything: a "--" would make the flag a
+		// positional argument of the command.
+		return slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--" }), nil
+	}
 	if len(args) < 2 {
 		return args, nil
 	}

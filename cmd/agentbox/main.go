@@ -121,7 +121,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Writer:               stdout,
 		ErrWriter:            stderr,
 		HideVersion:          false,
-		EnableBashCompletion: false,
+		EnableBashCompletion: true,
 		ExitErrHandler:       func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageError{fmt.Errorf("%w (see agentbox --help)", err)}
@@ -136,6 +136,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			gcCommand(),
 			imageCommand(),
 			approvalsCommand(),
+			completionCommand(),
+			manCommand(),
 			versionCommand(),
 			executorCommand(),
 		},
