@@ -80,7 +80,7 @@ func TestRunStreams(t *testing.T) {
 	if r.code != 0 || r.stdout != "There are 3 Python files.\n" {
 		t.Fatalf("stdout must be the answer alone: %d %q %q", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"agentbox: session ", "policy built-in", "network none", "(rw)", "audit " + log, "[1/30] execute_bash", "exit 0", "[3/30] done"} {
+	for _, want := range []string{"session ", "policy built-in", "network none", "(rw)", "audit " + log, "[1/30] execute_bash", "exit 0", "[3/30] done"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}

@@ -25,7 +25,7 @@ func (h header) print(w io.Writer) {
 	if net == "" {
 		net = sandbox.NetworkNone
 	}
-	fmt.Fprintf(w, "agentbox: session %s · policy %s · network %s · workspace %s (%s) · audit %s\n",
+	fmt.Fprintf(w, "session %s · policy %s · network %s · workspace %s (%s) · audit %s\n",
 		h.session, h.policy.Source(), net, h.workspace, h.mode, h.audit)
 }
 
