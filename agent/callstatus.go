@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"errors"
+
+	"github.com/agentbox/agentbox/sandbox"
 )
 
 // callStatus is one word for how a call ended, the same for the printer and
@@ -14,7 +16,7 @@ func callStatus(o Outcome) string {
 		return "invalid"
 	case o.Denied:
 		return "denied"
-	case o.Err != nil && errors.Is(o.Err, context.Canceled):
+	case o.Err != nil && (errors.Is(o.Err, context.Canceled) || errors.Is(o.Err, sandbox.ErrClosed)):
 		return "interrupted"
 	case o.TimedOut, o.Err != nil && errors.Is(o.Err, context.DeadlineExceeded), o.Err != nil && errors.Is(o.Err, ErrSessionTimeout):
 		return "timed out"
