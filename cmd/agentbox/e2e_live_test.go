@@ -22,11 +22,12 @@ func TestLiveLineOnTerminal(t *testing.T) {
 		t.Fatalf("tmux is needed for the terminal test: %v", err)
 	}
 	for _, width := range []int{60, 160} {
-		t.Run(strconv.Itoa(width), func(t *testing.T) { liveLine(t, width) })
+		t.Run(strconv.Itoa(width), func(t *testing.T) { liveLine(t, width, "xterm-256color") })
 	}
+	t.Run("TERM=dumb", func(t *testing.T) { liveLine(t, 100, "dumb") })
 }
 
-func liveLine(t *testing.T, width int) {
+func liveLine(t *testing.T, width int, termName string) {
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
@@ -34,7 +35,7 @@ func liveLine(t *testing.T, width int) {
 	}
 	gate := filepath.Join(ws, "gate")
 	// The command waits until the test has seen the live line.
-	cmd := "while [ ! -e gate ]; do sleep 0.1; done; echo released with a long tail of words that makes this line wider than sixty columns"
+	cmd := "touch started; while [ ! -e gate ]; do sleep 0.1; done; echo released with a long tail of words that makes this line wider than sixty columns"
 	script := "turns:\n  - tool_calls:\n      - {name: execute_bash, args: {command: " + strconv.Quote(cmd) + "}}\n  - content: finished\n"
 	sp := filepath.Join(dir, "s.yaml")
 	if err := os.WriteFile(sp, []byte(script), 0o644); err != nil {
@@ -47,7 +48,7 @@ func liveLine(t *testing.T, width int) {
 			env = append(env, e)
 		}
 	}
-	env = append(env, "TERM=xterm-256color")
+	env = append(env, "TERM="+termName)
 	line := "env -i " + shellJoin(env) + " " + shellJoin([]string{testutil.Binary(t), "run", "--no-memory", "--approve", "allow", "--workspace", ws,
 		"--audit", filepath.Join(dir, "a.jsonl"), "--script", sp, "wait for the gate"}) + " > " + shellJoin([]string{out}) + "; echo EXIT=$?; sleep 600"
 	sock := "abtest" + strconv.Itoa(os.Getpid()) + "w" + strconv.Itoa(width)
@@ -74,7 +75,19 @@ func liveLine(t *testing.T, width int) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	waitFor("live line", func(p string) bool { return strings.Contains(p, "execute_bash running") })
+	if termName == "dumb" {
+		// The live line is drawn before the command starts: once it has
+		// started, a live line would be on the screen.
+		testutil.Eventually(t, 2*time.Minute, "the command to start", func() bool {
+			_, err := os.Stat(filepath.Join(ws, "started"))
+			return err == nil
+		})
+		if p := pane(); strings.Contains(p, "execute_bash running") {
+			t.Errorf("TERM=dumb shows a live line:\n%s", p)
+		}
+	} else {
+		waitFor("live line", func(p string) bool { return strings.Contains(p, "execute_bash running") })
+	}
 	for _, l := range strings.Split(tmux("capture-pane", "-p"), "\n") {
 		if strings.Contains(l, "execute_bash running") {
 			if n := utf8.RuneCountInString(l); n >= width || !strings.Contains(l, " s  [1]") {
