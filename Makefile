@@ -3,9 +3,10 @@ GO       ?= go
 BIN      := $(CURDIR)/bin/agentbox
 IMAGE    ?= agentbox/base:latest
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -s -w -X github.com/agentbox/agentbox.Version=$(VERSION)
+COMMIT   ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
+LDFLAGS  := -s -w -X github.com/agentbox/agentbox.Version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build image test unit lint bench demo clean
+.PHONY: all build image test unit lint bench demo clean install
 
 all: build
 
@@ -75,3 +76,13 @@ demo: image
 
 clean:
 	rm -rf bin .demo
+
+# The binary, shell completion (bash, zsh, fish) and the man page, all
+# generated from the CLI definition. PREFIX=/usr/local, DESTDIR for packages.
+PREFIX ?= /usr/local
+install: build
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/agentbox
+	$(BIN) completion bash | install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/share/bash-completion/completions/agentbox
+	$(BIN) completion zsh  | install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_agentbox
+	$(BIN) completion fish | install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/agentbox.fish
+	$(BIN) man | install -D -m 0644 /dev/stdin $(DESTDIR)$(PREFIX)/share/man/man1/agentbox.1

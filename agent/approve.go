@@ -68,14 +68,28 @@ func (AllowAll) Approve(context.Context, ApprovalRequest) (Approval, error) {
 	return Approval{Allow: true, DecidedBy: audit.DecidedByFlag, Approver: "allow-all"}, nil
 }
 
-// Prompt asks on a terminal: y (yes), n (no), a (always: allow every later
-// call this rule asks about, for this session). End of input denies. A
-// Prompt belongs to one session; it is not safe for concurrent use.
+// Prompt asks on a terminal: y (yes), n (no), r (no, and tell the model
+// why: the reason typed goes to the model), a (always: allow every later
+// call this rule asks about, for this session, and with Store, the shown
+// command prefixes for this workspace from now on). End of input denies.
+// A Prompt belongs to one session; it is not safe for concurrent use.
 type Prompt struct {
+	// Store, when set, keeps "always" answers for the workspace and makes
+	// "always" available for commands no rule matched (as their exact
+	// command prefix).
+	Store ApprovalStore
+	// SingleKey, when set, switches the terminal to reading single keys
+	// (no Enter) and returns the function that switches it back; the CLI
+	// sets it on a terminal.
+	SingleKey func() (restore func())
+
 	in     *bufio.Reader
 	out    io.Writer
 	always map[string]bool
 	lines  chan lineRead // fed by one reader goroutine, started on first use
+	buf    []byte        // bytes read but not yet used
+	// prefixes answered "always" in this session
+	prefixes []string
 }
 
 type lineRead struct {
@@ -95,12 +109,30 @@ func NewPrompt(in io.Reader, out io.Writer) *Prompt {
 // input, and for a terminal with the process, which exits right after an
 // interrupt.
 func (p *Prompt) readLine(ctx context.Context) (string, error) {
+	p.start()
+	for {
+		if i := strings.IndexByte(string(p.buf), '\n'); i >= 0 {
+			line := string(p.buf[:i+1])
+			p.buf = p.buf[i+1:]
+			return line, nil
+		}
+		if err := p.more(ctx); err != nil {
+			line := string(p.buf)
+			p.buf = nil
+			return line, err
+		}
+	}
+}
+
+// start starts the reader goroutine on first use.
+func (p *Prompt) start() {
 	if p.lines == nil {
 		p.lines = make(chan lineRead)
 		go func() {
+			chunk := make([]byte, 256)
 			for {
-				line, err := p.in.ReadString('\n')
-				p.lines <- lineRead{line, err}
+				n, err := p.in.Read(chunk)
+				p.lines <- lineRead{string(chunk[:n]), err}
 				if err != nil {
 					close(p.lines)
 					return
@@ -108,14 +140,44 @@ func (p *Prompt) readLine(ctx context.Context) (string, error) {
 			}
 		}()
 	}
+}
+
+// more waits for more input (or ctx).
+func (p *Prompt) more(ctx context.Context) error {
 	select {
 	case r, ok := <-p.lines:
 		if !ok {
-			return "", io.EOF
+			return io.EOF
 		}
-		return r.line, r.err
+		p.buf = append(p.buf, r.line...)
+		return r.err
 	case <-ctx.Done():
-		return "", context.Cause(ctx)
+		return context.Cause(ctx)
+	}
+}
+
+// readAnswer reads one answer: a single key with SingleKey (echoed),
+// else a line.
+func (p *Prompt) readAnswer(ctx context.Context) (string, error) {
+	if p.SingleKey == nil {
+		return p.readLine(ctx)
+	}
+	restore := p.SingleKey()
+	defer restore()
+	p.start()
+	for {
+		for len(p.buf) > 0 {
+			k := p.buf[0]
+			p.buf = p.buf[1:]
+			if k == '\n' || k == '\r' || k == ' ' {
+				continue
+			}
+			fmt.Fprintf(p.out, "%c\n", k)
+			return string(k), nil
+		}
+		if err := p.more(ctx); err != nil && len(p.buf) == 0 {
+			return "", err
+		}
 	}
 }
 
@@ -134,7 +196,8 @@ func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (ap Approval,
 	// for the session: one remembered rule must not carry other commands
 	// of the same script with it.
 	asking := askRules(req.Decision)
-	if p.allRemembered(asking) {
+	parts := askParts(req.Decision)
+	if p.allRemembered(asking, parts) {
 		return Approval{Allow: true, DecidedBy: audit.DecidedBySessionRule, Approver: "interactive", Note: "always for " + strings.Join(asking, ", ")}, nil
 	}
 	var b strings.Builder
@@ -153,19 +216,34 @@ func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (ap Approval,
 	if req.Decision.Reason != "" {
 		fmt.Fprintf(&b, "  reason: %s\n", policy.Visible(req.Decision.Reason))
 	}
-	for _, part := range req.Decision.Parts {
-		if part.Verdict == policy.Ask {
-			fmt.Fprintf(&b, "  asks:   %s  (%s)\n", policy.Visible(strings.Join(part.Argv, " ")), part.Rule)
+	for _, part := range parts {
+		fmt.Fprintf(&b, "  asks:   %s  (%s)\n", policy.Visible(strings.Join(part.Argv, " ")), part.Rule)
+	}
+	// With a store, "always" remembers command prefixes for the workspace
+	// (also for commands no rule matched); without, named rules for the
+	// session.
+	var prefixes []string
+	if p.Store != nil && req.Tool == ToolExecuteBash && len(parts) > 0 {
+		for _, part := range parts {
+			prefixes = append(prefixes, rememberPrefix(part))
 		}
 	}
 	canRemember := len(asking) > 0
 	for _, r := range asking {
 		canRemember = canRemember && rememberable(r)
 	}
-	question := "Allow? [y]es / [n]o: "
-	if canRemember {
-		question = fmt.Sprintf("Allow? [y]es / [n]o / [a]lways for %s in this session: ", strings.Join(asking, ", "))
+	canRemember = canRemember || len(prefixes) > 0
+	keys := "y/n/r/a"
+	question := "Allow? [y]es / [n]o / [r] no, and tell the model why"
+	switch {
+	case len(prefixes) > 0:
+		question += fmt.Sprintf(" / [a]lways for %s in this workspace", policy.Visible(quoteAll(prefixes)))
+	case canRemember:
+		question += fmt.Sprintf(" / [a]lways for %s in this session", strings.Join(asking, ", "))
+	default:
+		keys = "y/n/r"
 	}
+	question += ": "
 	shown = b.String() + question
 	if _, err := io.WriteString(p.out, b.String()); err != nil {
 		return Approval{}, fmt.Errorf("writing the approval prompt: %w", err)
@@ -175,7 +253,7 @@ func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (ap Approval,
 			return Approval{}, context.Cause(ctx)
 		}
 		fmt.Fprint(p.out, question)
-		line, err := p.readLine(ctx)
+		line, err := p.readAnswer(ctx)
 		if ctx.Err() != nil {
 			fmt.Fprintln(p.out)
 			return Approval{}, context.Cause(ctx)
@@ -188,9 +266,31 @@ func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (ap Approval,
 			for _, r := range asking {
 				p.always[r] = true
 			}
-			return Approval{Allow: true, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: "always for " + strings.Join(asking, ", ")}, nil
+			note := "always for " + strings.Join(asking, ", ")
+			if len(prefixes) > 0 {
+				p.prefixes = append(p.prefixes, prefixes...)
+				note = "always in this workspace for " + quoteAll(prefixes)
+				if serr := p.Store.Add(prefixes); serr != nil {
+					fmt.Fprintf(p.out, "agentbox: could not save the answer for later sessions: %v\n", serr)
+				}
+			}
+			return Approval{Allow: true, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: note}, nil
 		case ans == "n" || ans == "no":
 			return Approval{Allow: false, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: "the user declined"}, nil
+		case ans == "r":
+			fmt.Fprint(p.out, "Why not? (sent to the model): ")
+			why, rerr := p.readLine(ctx)
+			if ctx.Err() != nil {
+				return Approval{}, context.Cause(ctx)
+			}
+			note := "the user declined"
+			if w := strings.TrimSpace(why); w != "" {
+				note += " and says: " + w
+			}
+			if rerr != nil && !errors.Is(rerr, io.EOF) {
+				return Approval{}, fmt.Errorf("reading the approval answer: %w", rerr)
+			}
+			return Approval{Allow: false, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: note}, nil
 		}
 		if err != nil {
 			fmt.Fprintln(p.out)
@@ -199,9 +299,17 @@ func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (ap Approval,
 			}
 			return Approval{}, fmt.Errorf("reading the approval answer: %w", err)
 		}
-		fmt.Fprintf(p.out, "please answer y or n%s\n", map[bool]string{true: " or a", false: ""}[canRemember])
+		fmt.Fprintf(p.out, "please answer %s\n", keys)
 	}
 	return Approval{Allow: false, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: "no valid answer"}, nil
+}
+
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = "`" + s + "`"
+	}
+	return strings.Join(q, ", ")
 }
 
 // askRules lists the distinct rules of the parts that ask (for a file
@@ -226,12 +334,22 @@ func askRules(d policy.Decision) []string {
 	return out
 }
 
-func (p *Prompt) allRemembered(rules []string) bool {
+// allRemembered reports whether "always" answers of this session cover
+// every asking part: by its named rule, or by a remembered prefix.
+func (p *Prompt) allRemembered(rules []string, parts []policy.Part) bool {
 	if len(rules) == 0 {
 		return false
 	}
-	for _, r := range rules {
-		if !p.always[r] {
+	if len(parts) == 0 {
+		for _, r := range rules {
+			if !p.always[r] || !rememberable(r) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, part := range parts {
+		if !(p.always[part.Rule] && rememberable(part.Rule)) && matchPrefix(part.Argv, p.prefixes) == "" {
 			return false
 		}
 	}

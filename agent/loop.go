@@ -332,6 +332,7 @@ func (r *runner) steps(ctx context.Context) (string, error) {
 		if n := elide(r.msgs, r.cfg.ContextBudget, r.meta); n > 0 {
 			r.ev.Notice(fmt.Sprintf("elided %d older tool outputs to stay within the context budget", n))
 		}
+		stepEvents(r.ev).ModelRequest(r.step, r.cfg.MaxSteps)
 		start := time.Now()
 		resp, err := r.complete(ctx, Request{Messages: r.msgs, Tools: r.defs, Step: r.step})
 		if r.step == 1 && !r.firstStart.IsZero() {
@@ -359,6 +360,9 @@ func (r *runner) steps(ctx context.Context) (string, error) {
 			continue
 		}
 		nudged = false
+		if strings.TrimSpace(msg.Content) != "" {
+			stepEvents(r.ev).ModelText(r.step, r.redact(msg.Content))
+		}
 		if len(msg.ToolCalls) == 0 {
 			r.msgs = append(r.msgs, msg)
 			return msg.Content, nil
@@ -375,6 +379,7 @@ func (r *runner) steps(ctx context.Context) (string, error) {
 			return "", err
 		}
 		for _, tc := range msg.ToolCalls[:min(len(msg.ToolCalls), r.cfg.MaxCallsPerTurn)] {
+			stepEvents(r.ev).ToolStarted(r.step, tc.Function.Name, tc.Function.Arguments)
 			o := r.tools.Call(ctx, tc.ID, tc.Function.Name, tc.Function.Arguments)
 			r.ev.ToolCall(r.step, r.cfg.MaxSteps, o)
 			if o.Err != nil {

@@ -58,8 +58,16 @@ type Printer struct {
 	Color        bool
 	PreviewLines int                 // lines of output shown per call; default 3, <0 none
 	Redact       func(string) string // nil = none
+	// OmitAnswer leaves the final answer out (the CLI prints it on stdout).
+	OmitAnswer bool
+	// Live shows a live elapsed-time line while a model request or a tool
+	// call runs (the CLI sets it on a terminal without TERM=dumb); Width
+	// is the terminal's width (nil: 80).
+	Live  bool
+	Width func() int
 
-	mu sync.Mutex
+	mu   sync.Mutex
+	live *liveLine
 }
 
 const (
@@ -82,6 +90,7 @@ func (p *Printer) write(s string) {
 	if p.Redact != nil {
 		s = p.Redact(s)
 	}
+	p.stopLive()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_, _ = io.WriteString(p.W, s)
@@ -112,10 +121,11 @@ func (p *Printer) ToolCall(step, maxSteps int, o Outcome) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%d/%d] %-13s %-44s", step, maxSteps, textutil.Clip(policy.Visible(o.Tool), 40), textutil.OneLine(policy.Visible(o.Summary), 60))
 	verdict := o.Decision
-	switch {
-	case o.Invalid:
+	st := callStatus(o)
+	switch st {
+	case "invalid":
 		verdict = p.paint(cRed, "invalid")
-	case o.Denied:
+	case "denied":
 		verdict = p.paint(cRed, "deny")
 	default:
 		verdict = p.paint(cGreen, verdict)
@@ -127,7 +137,13 @@ func (p *Printer) ToolCall(step, maxSteps int, o Outcome) {
 	if o.DecidedBy != "" && o.DecidedBy != "policy" {
 		b.WriteString(" (" + o.DecidedBy + ")")
 	}
-	if o.Ran {
+	switch {
+	case st == "failed" || st == "interrupted" || (st == "timed out" && !o.Ran):
+		b.WriteString("  " + p.paint(cRed, st))
+		if o.Duration > 0 {
+			b.WriteString("  " + fmtDuration(o.Duration))
+		}
+	case o.Ran:
 		if s, ok := lookupTool(o.Tool); ok && s.status != nil {
 			st, warn := s.status(o)
 			if warn {
@@ -139,13 +155,13 @@ func (p *Printer) ToolCall(step, maxSteps int, o Outcome) {
 	}
 	b.WriteByte('\n')
 	preview := o.Preview
-	if o.Denied || o.Invalid || o.Err != nil {
+	if o.Denied || o.Invalid || o.Err != nil || o.Failure != "" {
 		preview = o.Text
 		if o.Err != nil {
 			preview = o.Err.Error()
 		}
 	}
-	if s, ok := lookupTool(o.Tool); ok && s.quiet && !o.Denied {
+	if s, ok := lookupTool(o.Tool); ok && s.quiet && !o.Denied && o.Failure == "" && o.Err == nil {
 		preview = ""
 	}
 	b.WriteString(p.previewLines(preview))
@@ -224,13 +240,16 @@ func (p *Printer) Notice(msg string) {
 
 // Finished prints the final answer, or why there is none.
 func (p *Printer) Finished(step, maxSteps int, r Result) {
+	p.stopLive()
 	if p.Quiet {
-		if r.Status == StatusOK {
+		if r.Status == StatusOK && !p.OmitAnswer {
 			p.write(policy.Visible(r.Answer) + "\n")
 		}
 		return
 	}
-	if r.Status == StatusOK {
+	if r.Status == StatusOK && p.OmitAnswer {
+		p.write(fmt.Sprintf("[%d/%d] %s\n", step, maxSteps, p.paint(cBold+cGreen, "done")))
+	} else if r.Status == StatusOK {
 		p.write(fmt.Sprintf("[%d/%d] %s %s\n", step, maxSteps, p.paint(cBold+cGreen, "done:"), policy.Visible(strings.TrimSpace(r.Answer))))
 	} else {
 		p.write(fmt.Sprintf("[%d/%d] %s %s\n", step, maxSteps, p.paint(cBold+cRed, "stopped ("+r.Status+"):"), textutil.OneLine(policy.Visible(r.Error), 400)))

@@ -104,6 +104,9 @@ type Outcome struct {
 	// undone after it (redacted).
 	DeniedExecs []sandbox.DeniedExec
 	Alarms      []sandbox.Alarm
+	// Failure says why a call that ran failed (a missing file, a
+	// read-only workspace); "" when it did not fail.
+	Failure string
 	// Err is fatal (the executor died, the audit log failed, ctx ended):
 	// the session must end. Text is still set for completeness.
 	Err error
@@ -236,6 +239,7 @@ func (t *Tools) Call(ctx context.Context, callID, name, argsJSON string) Outcome
 			Decision: "allow", Error: fe.Msg, DurationMS: audit.Ptr(time.Since(start).Milliseconds())}
 		o.Text = fmt.Sprintf("error: %s failed: %s", name, fe.Msg)
 		o.Failed = true
+		o.Failure, o.Duration = fe.Msg, time.Since(start)
 		if fe.Denied {
 			o.Denied, o.Decision, o.Rule, o.Ran = true, "deny", fe.Rule, false
 			rec.Decision, rec.Rule = "deny", fe.Rule

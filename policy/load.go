@@ -87,7 +87,7 @@ func Parse(name string, data []byte) (*Policy, error) {
 		if err == io.EOF {
 			l.errs = append(l.errs, &LoadError{File: name, Line: 1, Col: 1, Msg: "the policy is empty; start it with \"version: 1\""})
 		} else {
-			l.yamlErr(err)
+			l.yamlErr(err, data)
 		}
 		return nil, l.err()
 	}
@@ -151,14 +151,32 @@ func (l *loader) err() error {
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
-func (l *loader) yamlErr(err error) {
+func (l *loader) yamlErr(err error, data []byte) {
 	msg := err.Error()
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		l.errs = append(l.errs, &LoadError{File: l.file, Line: line, Msg: "invalid YAML: " + m[2]})
+		l.errs = append(l.errs, &LoadError{File: l.file, Line: line, Col: yamlErrCol(data, line), Msg: "invalid YAML: " + m[2]})
 		return
 	}
 	l.errs = append(l.errs, &LoadError{File: l.file, Msg: "invalid YAML: " + msg})
+}
+
+// yamlErrCol is the column to blame on line (1-based) of data, which the
+// YAML parser names without a column: its first tab (YAML forbids tabs in
+// indentation), else its first non-blank character.
+func yamlErrCol(data []byte, line int) int {
+	lines := bytes.Split(data, []byte("\n"))
+	if line < 1 || line > len(lines) {
+		return 0
+	}
+	l := lines[line-1]
+	if i := bytes.IndexByte(l, '\t'); i >= 0 {
+		return i + 1
+	}
+	if i := bytes.IndexFunc(l, func(r rune) bool { return r != ' ' && r != '\r' }); i >= 0 {
+		return i + 1
+	}
+	return 1
 }
 
 func (l *loader) top(n *yaml.Node, p *Policy) {

@@ -93,6 +93,9 @@ func batchAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := checkResumeTaskFile(c.String("output"), args[0], c.Bool("resume")); err != nil {
+		return err
+	}
 	log, err := openBatchAudit(c, def, tasks)
 	if err != nil {
 		return err
@@ -115,6 +118,9 @@ func batchAction(c *cli.Context) error {
 	}
 	return withRuntime(c.Context, func(rt backend) error {
 		_, _ = rt.GC(c.Context)
+		if err := checkBatchImages(c.Context, rt, def, cfg.Sandbox, tasks); err != nil {
+			return exitWith(errorExitCode(err), fmt.Errorf("%w; no task was started", err))
+		}
 		cfg.Runtime = rt
 		sum, err := batch.Run(c.Context, cfg)
 		if errors.Is(err, batch.ErrConfig) {
@@ -125,7 +131,7 @@ func batchAction(c *cli.Context) error {
 			enc.SetEscapeHTML(false)
 			_ = enc.Encode(sum)
 		} else {
-			sum.WriteTable(c.App.ErrWriter)
+			sum.WriteTable(c.App.Writer)
 		}
 		if err != nil {
 			return exitWith(exitInterrupted, err)

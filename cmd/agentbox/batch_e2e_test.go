@@ -190,10 +190,13 @@ func TestBatchExitCodesAndOutput(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("want exit 1, got %d: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"batch: [", "broken: error", "4 tasks: 3 ok, 1 failed"} {
+	for _, want := range []string{"batch: [", "broken: error"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
+	}
+	if !strings.Contains(r.stdout, "4 tasks: 3 ok, 1 failed") {
+		t.Errorf("the summary table goes to stdout:\n%s", r.stdout)
 	}
 	lines := readBatchLines(t, filepath.Join(out, "results.jsonl"))
 	if len(lines) != 4 {

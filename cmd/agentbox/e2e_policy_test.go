@@ -317,7 +317,9 @@ func TestExecInvalidPolicy(t *testing.T) {
 func TestLocalPolicyFile(t *testing.T) {
 	testutil.RequireDocker(t)
 	cwd := t.TempDir()
-	body := "version: 1\ncommands:\n  default: deny\n  allow: [echo]\n"
+	// No looser than the built-in default (else it would need trust).
+	body := "version: 1\ncommands:\n  default: deny\n  allow: [echo]\nfiles:\n  read: {allow: [\"**\"], deny: [\"**/.env\", \"**/*.pem\", \"**/id_rsa*\"]}\n" +
+		"  write: {allow: [\"**\"], deny: [\".git/hooks/**\", \".git/config\", \"agentbox.yaml\", \"**/.env\"]}\n"
 	writeFile(t, filepath.Join(cwd, "agentbox.yaml"), body, 0o644)
 	in := abCmd{dir: cwd}
 

@@ -237,6 +237,14 @@ func TestRunSIGINT(t *testing.T) {
 	if !strings.Contains(errb.String(), "interrupted") {
 		t.Errorf("stderr does not say interrupted: %q", errb.String())
 	}
+	if !strings.Contains(errb.String(), "[1/30] execute_bash") {
+		t.Errorf("the cut call is not printed: %q", errb.String())
+	}
+	for _, l := range strings.Split(errb.String(), "\n") {
+		if strings.HasPrefix(l, "[1/30] execute_bash") && (!strings.Contains(l, "interrupted") || strings.Contains(l, "exit 0")) {
+			t.Errorf("the cut call prints as %q, want interrupted", l)
+		}
+	}
 	lines := readAuditLog(t, log)
 	end := lines[len(lines)-1].rec
 	if end.Event != "session_end" || end.Status != "interrupted" {
@@ -360,7 +368,7 @@ func TestMakeDemo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("make demo: %v\n%s", err, out)
 	}
-	for _, want := range []string{"count.txt in the workspace: 3", "done: There are 3 Python files", "chain intact"} {
+	for _, want := range []string{"count.txt in the workspace: 3", "There are 3 Python files", "chain intact"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("make demo output lacks %q:\n%s", want, out)
 		}

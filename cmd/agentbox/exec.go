@@ -22,14 +22,14 @@ func execCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "exec",
 		Usage:     "run one bash command in a fresh sandbox, under the policy",
-		ArgsUsage: "-- COMMAND",
+		ArgsUsage: "-- SCRIPT | -- COMMAND ARG...",
 		Flags: append(sandboxFlags(),
 			&cli.DurationFlag{Name: "timeout", Usage: "kill the command (and everything it started) after this long (default: the policy's call timeout)"},
 			approveFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object instead of the output"},
 		),
 		Action: func(c *cli.Context) error {
-			command := strings.Join(c.Args().Slice(), " ")
+			command := execScript(c.Args().Slice())
 			if strings.TrimSpace(command) == "" {
 				return usageError{errors.New("exec needs a command: agentbox exec -- 'ls -la'")}
 			}

@@ -67,7 +67,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := newApp(stdin, stdout, stderr)
 	var unknown string
 	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
-	err := app.RunContext(ctx, args)
+	args, err := hoistFlags(app, args)
+	if err == nil {
+		err = app.RunContext(ctx, args)
+	}
 	if unknown != "" && err == nil {
 		err = usageError{fmt.Errorf("unknown command %q (see agentbox --help)", unknown)}
 	}
@@ -126,8 +129,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Reader:               stdin,
 		Writer:               stdout,
 		ErrWriter:            stderr,
-		HideVersion:          true,
-		EnableBashCompletion: false,
+		HideVersion:          false,
+		EnableBashCompletion: true,
 		ExitErrHandler:       func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageError{fmt.Errorf("%w (see agentbox --help)", err)}
@@ -142,6 +145,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			doctorCommand(),
 			gcCommand(),
 			imageCommand(),
+			approvalsCommand(),
+			completionCommand(),
+			manCommand(),
 			versionCommand(),
 			mcpCommand(),
 			executorCommand(),
@@ -158,16 +164,5 @@ func setUsageErrors(cmds []*cli.Command) {
 			return usageError{fmt.Errorf("%w (see agentbox %s --help)", err, c.Name)}
 		}
 		setUsageErrors(c.Subcommands)
-	}
-}
-
-func versionCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "version",
-		Usage: "print the agentbox version",
-		Action: func(c *cli.Context) error {
-			fmt.Fprintln(c.App.Writer, "agentbox "+agentbox.Version)
-			return nil
-		},
 	}
 }

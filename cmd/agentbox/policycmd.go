@@ -14,6 +14,7 @@ func policyCommand() *cli.Command {
 		Name:  "policy",
 		Usage: "validate and explain policies",
 		Subcommands: []*cli.Command{
+			showDefaultCommand(),
 			{
 				Name:      "check",
 				Usage:     "validate a policy file (default: ./agentbox.yaml, else the built-in default)",
@@ -94,6 +95,9 @@ func loadPolicy(c *cli.Context) (*policy.Policy, error) {
 	p, err := policy.Resolve(c.String("policy"))
 	if err != nil {
 		return nil, exitWith(exitUsage, fmt.Errorf("invalid policy; fix it or pass another with --policy:\n%s", strings.Join(policy.LoadErrors(err), "\n")))
+	}
+	if err := checkTrust(c, p); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -33,12 +32,16 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "workspace-mode", Usage: "rw | ro | copy — copy: the agent works on a private copy; see --apply (default: the policy's sandbox.workspace)"},
 			&cli.BoolFlag{Name: "apply", Usage: "with copy: apply the copy's changes to the workspace at the end, unless the workspace changed meanwhile"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the final answer"},
-			&cli.BoolFlag{Name: "json", Usage: "print one final JSON object (status, answer, steps, tokens, session, files changed)"},
+			&cli.BoolFlag{Name: "json", Usage: "print only one final JSON object on stdout (status, answer, steps, tokens, session, files changed)"},
+			&cli.BoolFlag{Name: "json-events", Usage: "stream one JSON event per line on stdout (step, model_text, tool_started, tool_call, notice, end)"},
 		),
 		Action: func(c *cli.Context) error {
 			task := strings.TrimSpace(strings.Join(c.Args().Slice(), " "))
 			if task == "" {
 				return usageError{errors.New(`run needs a task: agentbox run "count the Python files here"`)}
+			}
+			if err := checkOutputFlags(c); err != nil {
+				return err
 			}
 			if c.Int("max-steps") <= 0 {
 				return usageError{errors.New("--max-steps must be at least 1")}
@@ -70,7 +73,7 @@ func runCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			printer := &agent.Printer{W: os.Stderr, Quiet: c.Bool("quiet") || c.Bool("json"), Color: colorOn(os.Stderr)}
+			printer := newPrinter(c)
 			model, name, err := newModel(c, printer)
 			if err != nil {
 				return err
@@ -82,6 +85,10 @@ func runCommand() *cli.Command {
 			defer log.Close()
 			cfg = agent.WithEgress(cfg, p, log)
 			printer.Redact = log.Redact
+			events := agent.Events(printer)
+			if c.Bool("json-events") {
+				events = &agent.JSONEvents{W: c.App.Writer, Redact: log.Redact}
+			}
 			var mem *agent.Memory
 			if !c.Bool("no-memory") {
 				if path, err := agent.DefaultMemoryPath(os.Getenv, cfg.Workspace); err == nil {
@@ -128,12 +135,15 @@ func runCommand() *cli.Command {
 					}
 				}
 				defer closeSession()
+				if !printer.Quiet {
+					header{session: cfg.SessionID, workspace: cfg.Workspace, policy: p, network: cfg.Network, mode: recordedMode, audit: auditPathOf(c)}.print(c.App.ErrWriter)
+				}
 				res, err := agent.Run(c.Context, agent.RunConfig{
 					Task: task, Model: model, ModelName: name, Tools: tools,
 					Workspace: cfg.Workspace, WorkspaceMode: recordedMode,
 					PolicyPath: p.Source(), PolicySHA256: p.SHA256, Version: agentbox.Version,
 					MaxSteps: c.Int("max-steps"), MaxCallsPerTurn: c.Int("max-calls-per-turn"), SessionTimeout: timeout, Plan: c.Bool("plan"),
-					Memory: mem, Events: printer,
+					Memory: mem, Events: events,
 					Start: func(ctx context.Context) (sandbox.Session, error) { return rt.Start(ctx, cfg) },
 				})
 				if tools.Session == nil {
@@ -148,13 +158,7 @@ func runCommand() *cli.Command {
 						err = aerr
 					}
 				}
-				if c.Bool("json") {
-					enc := json.NewEncoder(c.App.Writer)
-					enc.SetEscapeHTML(false)
-					_ = enc.Encode(res)
-				} else if c.Bool("quiet") && res.Status == agent.StatusOK {
-					fmt.Fprintln(c.App.Writer, res.Answer)
-				}
+				printResult(c, res, log.Redact)
 				if errors.Is(err, workspace.ErrConflict) {
 					return exitWith(exitFailed, err)
 				}

@@ -91,16 +91,11 @@ func approveFlag() cli.Flag {
 func approver(c *cli.Context) (agent.Approver, error) {
 	tty := isTerminal(os.Stdin) && isTerminal(os.Stderr)
 	switch c.String("approve") {
-	case "":
-		if tty {
-			return agent.NewPrompt(os.Stdin, os.Stderr), nil
-		}
-		return agent.DenyAll{}, nil
-	case "prompt":
-		if !tty {
+	case "", "prompt":
+		if !tty && c.String("approve") == "prompt" {
 			return nil, usageError{errors.New("--approve prompt needs a terminal on stdin and stderr; use --approve deny or allow")}
 		}
-		return agent.NewPrompt(os.Stdin, os.Stderr), nil
+		return rememberingApprover(c, tty)
 	case "deny":
 		return agent.DenyAll{DecidedBy: audit.DecidedByFlag}, nil
 	case "allow":

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/sandbox"
+	"github.com/urfave/cli/v2"
+)
+
+// header is the start line of a session on stderr: what runs where, under
+// which policy, recorded where.
+type header struct {
+	session, workspace string
+	policy             *policy.Policy
+	network            sandbox.NetworkMode
+	mode               sandbox.WorkspaceMode
+	audit              string
+}
+
+func (h header) print(w io.Writer) {
+	net := h.network
+	if net == "" {
+		net = sandbox.NetworkNone
+	}
+	fmt.Fprintf(w, "session %s · policy %s · network %s · workspace %s (%s) · audit %s\n",
+		h.session, h.policy.Source(), net, h.workspace, h.mode, h.audit)
+}
+
+// auditPathOf is the audit log path the command writes to (as
+// openAuditLog chooses it).
+func auditPathOf(c *cli.Context) string {
+	if p := c.String("audit"); p != "" {
+		return p
+	}
+	p, _ := audit.DefaultPath()
+	return p
+}
