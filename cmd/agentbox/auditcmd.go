@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentbox/agentbox/agent"
@@ -44,8 +47,8 @@ func auditCommand() *cli.Command {
 					&cli.StringFlag{Name: "session", Usage: "session id or prefix"},
 					&cli.StringFlag{Name: "tool", Usage: "execute_bash | read_file | write_file"},
 					&cli.StringFlag{Name: "decision", Usage: "allow | ask | deny"},
-					&cli.StringFlag{Name: "since", Usage: "records at or after: a duration ago (24h) or an RFC 3339 time"},
-					&cli.StringFlag{Name: "until", Usage: "records before: a duration ago or an RFC 3339 time"},
+					&cli.StringFlag{Name: "since", Usage: "records at or after: a duration ago (24h, 2d, 1w), a date (2026-11-29) or an RFC 3339 time"},
+					&cli.StringFlag{Name: "until", Usage: "records before: a duration ago, a date or an RFC 3339 time"},
 					&cli.StringFlag{Name: "grep", Usage: "substring of the record"},
 					&cli.BoolFlag{Name: "json", Usage: "JSON Lines, exactly as stored"},
 					&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing records as they are appended (Ctrl-C stops)"},
@@ -56,6 +59,9 @@ func auditCommand() *cli.Command {
 						return err
 					}
 					defer f.Close()
+					if err := checkDecision(c.String("decision")); err != nil {
+						return usageError{fmt.Errorf("--decision: %w", err)}
+					}
 					since, err := parseWhen(c.String("since"))
 					if err != nil {
 						return usageError{fmt.Errorf("--since: %w", err)}
@@ -127,18 +133,52 @@ func auditCommand() *cli.Command {
 	}
 }
 
-// parseWhen accepts "" (unset), a duration ago ("24h") or an RFC 3339 time.
+// parseWhen accepts "" (unset), a duration ago ("24h", "90m", "2d",
+// "1w"), an RFC 3339 time, or a plain date or date and time (local time:
+// "2026-11-29", "2026-11-29 18:00").
 func parseWhen(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
 	if s == "" {
 		return time.Time{}, nil
 	}
-	if d, err := time.ParseDuration(s); err == nil {
+	if d, err := parseAgo(s); err == nil {
 		return time.Now().Add(-d), nil
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
-	return time.Time{}, errors.New("want a duration like 24h or a time like 2026-11-29T18:00:00Z")
+	for _, layout := range []string{"2006-01-02", "2006-01-02 15:04", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02T15:04:05"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q: want a duration ago like 24h or 2d, a date like 2026-11-29, or a time like 2026-11-29T18:00:00Z", s)
+}
+
+// parseAgo is time.ParseDuration plus days (d) and weeks (w) as a whole
+// number: "2d", "1w".
+func parseAgo(s string) (time.Duration, error) {
+	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
+		if n, ok := strings.CutSuffix(s, suffix); ok {
+			v, err := strconv.Atoi(n)
+			if err != nil || v < 0 {
+				return 0, errors.New("not a whole number of " + suffix)
+			}
+			return time.Duration(v) * unit, nil
+		}
+	}
+	return time.ParseDuration(s)
+}
+
+// decisions are the values --decision takes.
+var decisions = []string{"allow", "ask", "deny"}
+
+// checkDecision refuses a --decision value no record carries.
+func checkDecision(s string) error {
+	if s == "" || slices.Contains(decisions, strings.ToLower(s)) {
+		return nil
+	}
+	return fmt.Errorf("%q is not a decision; use one of %s", s, strings.Join(decisions, ", "))
 }
 
 func defaultAuditPath() string {
