@@ -16,10 +16,9 @@ package netproxy
 import (
 	"context"
 	"errors"
-	"fmt"
+	"github.com/agentbox/agentbox/internal/netutil"
 	"net"
 	"net/netip"
-	"sync"
 	"time"
 
 	"github.com/agentbox/agentbox/policy"
@@ -114,29 +113,7 @@ func New(cfg Config) (*Proxy, error) {
 // ctx ends or ln fails. It closes ln and returns after every connection it
 // accepted has been served; the error is nil when ctx ended it.
 func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(ctx, func() { ln.Close() })
-	var wg sync.WaitGroup
-	var err error
-	for {
-		c, aerr := ln.Accept()
-		if aerr != nil {
-			if ctx.Err() == nil {
-				err = fmt.Errorf("netproxy: accept: %w", aerr)
-			}
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p.ServeConn(ctx, c)
-		}()
-	}
-	cancel()
-	stop()
-	ln.Close()
-	wg.Wait()
-	return err
+	return netutil.ServeEach(ctx, ln, "netproxy: accept", p.ServeConn)
 }
 
 func (p *Proxy) emit(ev Event) {

@@ -1,8 +1,8 @@
 package docker
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 

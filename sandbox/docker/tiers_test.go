@@ -12,7 +12,7 @@ import (
 // gvisorDiffs are what the hardening checks see differently under gVisor
 // (runsc), each with the reason it is not a weakness.
 var gvisorDiffs = map[string]sandboxtest.Difference{
-	"mknod":   {Want: "made", Reason: "gVisor lets a process create device nodes in its own tmpfs; they name gVisor's emulated devices (here its /dev/null), never a host device"},
+	"mknod": {Want: "made", Reason: "gVisor lets a process create device nodes in its own tmpfs; they name gVisor's emulated devices (here its /dev/null), never a host device"},
 }
 
 // gvisorLimits are the conformance cases where gVisor ends the sandbox

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentbox/agentbox/internal/netutil"
 	"io"
 	"net"
-	"sync"
 
 	"github.com/agentbox/agentbox/sandbox"
 )
@@ -34,31 +34,7 @@ func ListenForward() (net.Listener, error) {
 // when ctx ends is closed. ServeForward closes ln and returns when ctx ends
 // (nil) or ln fails, after every carry call has returned.
 func ServeForward(ctx context.Context, ln net.Listener, carry func(context.Context, net.Conn)) error {
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(ctx, func() { ln.Close() })
-	var wg sync.WaitGroup
-	var err error
-	for {
-		c, aerr := ln.Accept()
-		if aerr != nil {
-			if ctx.Err() == nil {
-				err = fmt.Errorf("executor: network proxy forwarder: %w", aerr)
-			}
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			stopC := context.AfterFunc(ctx, func() { c.Close() })
-			defer stopC()
-			carry(ctx, c)
-		}()
-	}
-	cancel()
-	stop()
-	ln.Close()
-	wg.Wait()
-	return err
+	return netutil.ServeEach(ctx, ln, "executor: network proxy forwarder", carry)
 }
 
 // CarryTo returns a carry function for ServeForward that opens a stream
