@@ -48,6 +48,9 @@ type RunConfig struct {
 	// neither). WorkspaceMode is recorded (rw, ro, copy).
 	Workspace     string
 	WorkspaceMode sandbox.WorkspaceMode
+	// Changes, when set, lists what the session changed instead of the
+	// snapshots (a workspace copy knows its change set: workspace.Copy.Scan).
+	Changes func() ([]audit.FileChange, error)
 	// Recorded in session_start.
 	PolicyPath, PolicySHA256 string
 	Version, User, Host      string
@@ -146,7 +149,7 @@ func (r *runner) record(rec *audit.Record) error {
 func (r *runner) run(parent context.Context) (Result, error) {
 	cfg := r.cfg
 	var before workspace.Snap
-	snap := cfg.Workspace != "" && cfg.WorkspaceMode != sandbox.WorkspaceRO
+	snap := cfg.Workspace != "" && cfg.WorkspaceMode != sandbox.WorkspaceRO && cfg.Changes == nil
 	if snap {
 		var err error
 		if before, err = workspace.Snapshot(cfg.Workspace); err != nil {
@@ -191,6 +194,13 @@ func (r *runner) run(parent context.Context) (Result, error) {
 	r.res.Steps = r.step
 	if err != nil {
 		r.res.Error = r.redact(err.Error())
+	}
+	if cfg.Changes != nil {
+		if ch, cerr := cfg.Changes(); cerr == nil {
+			r.res.FilesChanged = ch
+		} else {
+			r.ev.Notice("cannot list the changes of the workspace copy: " + cerr.Error())
+		}
 	}
 	if snap {
 		if after, serr := workspace.Snapshot(cfg.Workspace); serr == nil {

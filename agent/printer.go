@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/workspace"
 )
 
 // Events receives the progress of a run. Calls come from the goroutine
@@ -217,6 +218,9 @@ func (p *Printer) Finished(step, maxSteps int, r Result) {
 			fmt.Fprintf(&b, " %s (%s)", policy.Visible(f.Path), f.Change)
 		}
 		p.write(p.paint(cDim, b.String()) + "\n")
+	}
+	if why := workspace.Incomplete(r.FilesChanged); why != "" {
+		p.write(p.paint(cBold+cRed, "the list of changed files is INCOMPLETE ("+why+"): nothing will be applied from it") + "\n")
 	}
 }
 

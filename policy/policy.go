@@ -153,6 +153,8 @@ type SandboxSettings struct {
 	CPUs           float64
 	MemoryBytes    int64
 	Pids           int64
+	DiskBytes      int64 // what a copy-mode session may write (limits.disk)
+	DiskSet        bool  // limits.disk was written in the policy: fail closed if it cannot be enforced
 	CallTimeout    time.Duration
 	SessionTimeout time.Duration
 	OutputMaxBytes int64
@@ -198,6 +200,7 @@ func defaultSandbox() SandboxSettings {
 		CPUs:           1,
 		MemoryBytes:    1 << 30,
 		Pids:           256,
+		DiskBytes:      2 << 30,
 		CallTimeout:    60 * time.Second,
 		SessionTimeout: time.Hour,
 		OutputMaxBytes: 16 << 10,

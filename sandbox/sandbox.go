@@ -56,6 +56,15 @@ type Config struct {
 	OutputCap      int               // bytes of output kept per call (head + tail)
 	ExecutorPath   string            // static agentbox binary to mount; "" = os.Executable
 	SessionID      string            // "" = a new random id (see NewID)
+	Overlay        *Overlay          // non-nil: /workspace is an overlay with Workspace as its read-only lower layer
+}
+
+// Overlay is a copy-on-write view of the workspace: Workspace is the
+// read-only lower layer, Upper receives every write (the exact change set),
+// Work is overlay's scratch directory on Upper's filesystem.
+type Overlay struct {
+	Upper string
+	Work  string
 }
 
 // Info describes a started session.

@@ -56,6 +56,9 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 		id = sandbox.NewID()
 	}
 	ccfg, hc := containerSpec(cfg, exe, id, d.owner, d.host)
+	if err := applyOverlay(cfg, hc); err != nil {
+		return nil, err
+	}
 	ccfg.Image = img.ID // run exactly the image inspected (and audited), not whatever the tag points to later
 	s := &dockerSession{rt: d, id: id, cfg: cfg, info: sandbox.Info{SessionID: id, Image: cfg.Image, ImageID: img.ID, Runtime: cfg.Runtime, User: ccfg.User}}
 	d.track(s)
