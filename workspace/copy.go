@@ -3,7 +3,7 @@ package workspace
 import (
 	"errors"
 	"fmt"
-		"io/fs"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"

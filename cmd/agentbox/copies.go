@@ -197,4 +197,3 @@ func gcCopies(c *cli.Context) error {
 	}
 	return err
 }
-

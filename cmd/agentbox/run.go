@@ -93,8 +93,8 @@ func runCommand() *cli.Command {
 				if cp, err = newCopy(p, &cfg); err != nil {
 					return exitWith(errorExitCode(err), err)
 				}
-				if !printer.Quiet {
-					printer.Notice(cp.Describe())
+				if !c.Bool("quiet") {
+					fmt.Fprintln(c.App.ErrWriter, cp.Describe())
 				}
 				defer func() {
 					if cp.State == workspace.StateRunning {
@@ -123,8 +123,8 @@ func runCommand() *cli.Command {
 					if cp, err = newCopyWith(p, &cfg, true); err != nil {
 						return exitWith(errorExitCode(err), err)
 					}
-					if !printer.Quiet {
-						printer.Notice(cp.Describe())
+					if !c.Bool("quiet") {
+						fmt.Fprintln(c.App.ErrWriter, cp.Describe())
 					}
 					sess, err = rt.Start(c.Context, cfg)
 				}
