@@ -162,8 +162,9 @@ func copyFile(src, dst string, listed fs.FileInfo) (reflinked bool, err error) {
 }
 
 // RemoveTree removes dir even when the sandbox left read-only directories
-// in it.
+// in it, or a killed agentbox left a disk image mounted below it.
 func RemoveTree(dir string) error {
+	unmountBelow(dir)
 	if err := os.RemoveAll(dir); err == nil {
 		return nil
 	}

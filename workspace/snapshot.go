@@ -224,12 +224,6 @@ func statFromUnix(st *unix.Stat_t) Stat {
 	return Stat{Mode: mode, Size: st.Size, MTime: st.Mtim.Nano(), CTime: st.Ctim.Nano(), Ino: st.Ino}
 }
 
-func (s *Snap) incomplete(why string) {
-	if s.Incomplete == "" {
-		s.Incomplete = why
-	}
-}
-
 func relSlash(dir, p string) string {
 	rel, err := filepath.Rel(dir, p)
 	if err != nil {
