@@ -136,6 +136,11 @@ func run(out string, calls int) error {
 	}); err != nil {
 		return err
 	}
+	wsRows, err := workspaceRows(ctx, rt, exe)
+	if err != nil {
+		return fmt.Errorf("workspaces: %w", err)
+	}
+	rows = append(rows, wsRows...)
 	gobench, err := goBenchmarks()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "go benchmarks:", err)
@@ -183,7 +188,7 @@ func dockerExec(ctx context.Context, cli *client.Client, cid string) error {
 // lines.
 func goBenchmarks() (string, error) {
 	var pkgs []string
-	for _, p := range []string{"./policy/", "./audit/", "./agent/", "./batch/"} {
+	for _, p := range []string{"./policy/", "./audit/", "./agent/", "./batch/", "./workspace/"} {
 		if _, err := os.Stat(p); err == nil {
 			pkgs = append(pkgs, p)
 		}
@@ -229,7 +234,7 @@ func report(rows []row, gobench string) string {
 			float64(api)/float64(warm), overhead, ms(inner), ms(bash), float64(start)/float64(run), ms(native), ms(warm))
 	}
 	if gobench != "" {
-		b.WriteString("\n## Go benchmarks\n\n`go test -run '^$' -bench . -benchmem -benchtime 2s` on the policy, audit, agent and batch packages (ns/op is per operation named in the benchmark).\n\n```\n")
+		b.WriteString("\n## Go benchmarks\n\n`go test -run '^$' -bench . -benchmem -benchtime 2s` on the policy, audit, agent, batch and workspace packages (ns/op is per operation named in the benchmark).\n\n```\n")
 		b.WriteString(gobench)
 		b.WriteString("\n```\n")
 	}
