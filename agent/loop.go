@@ -51,6 +51,9 @@ type RunConfig struct {
 	// Changes, when set, lists what the session changed instead of the
 	// snapshots (a workspace copy knows its change set: workspace.Copy.Scan).
 	Changes func() ([]audit.FileChange, error)
+	// Before, when set, is the workspace snapshot begun before the sandbox
+	// started (so that its walk overlaps the start); nil: taken here.
+	Before *workspace.SnapshotJob
 	// Recorded in session_start.
 	PolicyPath, PolicySHA256 string
 	Version, User, Host      string
@@ -152,7 +155,12 @@ func (r *runner) run(parent context.Context) (Result, error) {
 	snap := cfg.Workspace != "" && cfg.WorkspaceMode != sandbox.WorkspaceRO && cfg.Changes == nil
 	if snap {
 		var err error
-		if before, err = workspace.Snapshot(cfg.Workspace); err != nil {
+		if cfg.Before != nil {
+			before, err = cfg.Before.Wait()
+		} else {
+			before, err = workspace.Snapshot(cfg.Workspace)
+		}
+		if err != nil {
 			r.ev.Notice("cannot snapshot the workspace; files changed will not be listed: " + err.Error())
 			snap = false
 		}

@@ -298,3 +298,27 @@ func ChangeKind(b, a Stat, existed bool) string {
 func sortChanges(out []audit.FileChange) {
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 }
+
+// SnapshotJob is a snapshot taken in the background (e.g. while the
+// sandbox starts); Wait returns it. Whoever starts one must Wait.
+type SnapshotJob struct {
+	done chan struct{}
+	snap Snap
+	err  error
+}
+
+// StartSnapshot begins Snapshot(dir) on its own goroutine.
+func StartSnapshot(dir string) *SnapshotJob {
+	j := &SnapshotJob{done: make(chan struct{})}
+	go func() {
+		defer close(j.done)
+		j.snap, j.err = Snapshot(dir)
+	}()
+	return j
+}
+
+// Wait returns the snapshot once it is taken. It may be called many times.
+func (j *SnapshotJob) Wait() (Snap, error) {
+	<-j.done
+	return j.snap, j.err
+}

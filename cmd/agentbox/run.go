@@ -113,6 +113,12 @@ func runCommand() *cli.Command {
 			if cfg.User == "" && os.Geteuid() == 0 && !printer.Quiet {
 				printer.Notice("running as root: the sandbox runs as root too, with every capability dropped (set sandbox.user in the policy to change it)")
 			}
+			var before *workspace.SnapshotJob
+			if cp == nil && cfg.WorkspaceMode != sandbox.WorkspaceRO {
+				// The walk of the workspace overlaps the sandbox's start.
+				before = workspace.StartSnapshot(cfg.Workspace)
+				defer before.Wait()
+			}
 			return withRuntime(c.Context, func(rt backend) error {
 				_, _ = rt.GC(c.Context)
 				sess, err := rt.Start(c.Context, cfg)
@@ -139,7 +145,7 @@ func runCommand() *cli.Command {
 					Workspace: cfg.Workspace, WorkspaceMode: recordedMode,
 					PolicyPath: p.Source(), PolicySHA256: p.SHA256, Version: agentbox.Version,
 					MaxSteps: c.Int("max-steps"), SessionTimeout: timeout, Plan: c.Bool("plan"),
-					Memory: mem, Events: printer, Changes: copyChanges(cp),
+					Memory: mem, Events: printer, Changes: copyChanges(cp), Before: before,
 				})
 				if cp != nil {
 					// Nothing may still run in the copy while it is recorded.
