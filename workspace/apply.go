@@ -18,6 +18,9 @@ import (
 // session changed it too; nothing was applied.
 var ErrConflict = errors.New("the workspace changed while the agent worked on its copy")
 
+// ErrGuarded: the changes touch files the host runs; nothing was applied.
+var ErrGuarded = errors.New("apply refuses to write files the host runs")
+
 // ErrNotPending: the copy was applied or discarded already, or is running.
 var ErrNotPending = errors.New("the session has no pending changes")
 
@@ -50,6 +53,9 @@ func (c *Copy) Apply() error {
 func ApplyChanges(src, from string, overlay bool, since int64, changes []audit.FileChange) error {
 	if why := Incomplete(changes); why != "" {
 		return fmt.Errorf("%w (%s); nothing was applied: review the copy by hand", ErrIncomplete, why)
+	}
+	if g := guarded(changes); len(g) > 0 {
+		return fmt.Errorf("%w: %s would run on the host (git config or hooks, .envrc); nothing was applied: review them and copy them by hand if you trust them", ErrGuarded, strings.Join(g, ", "))
 	}
 	root, err := os.OpenRoot(src)
 	if err != nil {

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -132,5 +133,26 @@ func TestSnapshotBoundSaysIncomplete(t *testing.T) {
 	a2, _ := SnapshotWith(dir, h)
 	if why := Incomplete(Diff(b2, a2)); !strings.Contains(why, "to hash") {
 		t.Errorf("hash bound not reported: %q", why)
+	}
+}
+
+// TestApplyRefusesHostExecutedFiles: a hook or git config written in a copy
+// is never applied to the host (nor anything else of that change set).
+func TestApplyRefusesHostExecutedFiles(t *testing.T) {
+	for _, p := range []string{".git/hooks/pre-commit", ".git/config", "sub/.git/hooks/post-checkout", "lib/.envrc", ".git/modules/m/config"} {
+		src, from := t.TempDir(), t.TempDir()
+		writeFile(t, filepath.Join(from, p), "#!/bin/sh\ntouch /tmp/pwned\n")
+		writeFile(t, filepath.Join(from, "ok.txt"), "ok\n")
+		changes := []audit.FileChange{{Path: p, Change: audit.ChangeAdded}, {Path: "ok.txt", Change: audit.ChangeAdded}}
+		err := ApplyChanges(src, from, false, 0, changes)
+		if !errors.Is(err, ErrGuarded) {
+			t.Errorf("%s: %v", p, err)
+		}
+		if _, err := os.Lstat(filepath.Join(src, "ok.txt")); err == nil {
+			t.Errorf("%s: part of a refused change set was applied", p)
+		}
+	}
+	if hostExecuted(".git/HEAD") || hostExecuted("src/config") || hostExecuted("git/hooks/x") {
+		t.Errorf("over-broad guard")
 	}
 }

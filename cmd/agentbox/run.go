@@ -161,7 +161,7 @@ func runCommand() *cli.Command {
 				} else if c.Bool("quiet") && res.Status == agent.StatusOK {
 					fmt.Fprintln(c.App.Writer, res.Answer)
 				}
-				if errors.Is(err, workspace.ErrConflict) || errors.Is(err, workspace.ErrIncomplete) {
+				if errors.Is(err, workspace.ErrConflict) || errors.Is(err, workspace.ErrIncomplete) || errors.Is(err, workspace.ErrGuarded) {
 					return exitWith(exitFailed, err)
 				}
 				if err != nil {
