@@ -235,7 +235,9 @@ func (c *Copy) removeData() error {
 		if e.Name() == metaFile {
 			continue
 		}
-		if err := RemoveTree(filepath.Join(c.Root, e.Name())); err != nil {
+		if err := RemoveTree(filepath.Join(c.Root, e.Name())); err != nil && e.Name() != "work" {
+			// overlay's work directory may hold an empty, root-owned
+			// directory that only root can remove: it is left behind.
 			return err
 		}
 	}

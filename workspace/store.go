@@ -152,8 +152,11 @@ func (s Store) GC(ttl time.Duration, now time.Time) ([]string, error) {
 		}
 		d, _ := s.dir(m.Session)
 		if err := RemoveTree(d); err != nil {
-			errs = append(errs, err)
-			continue
+			if _, serr := os.Lstat(filepath.Join(d, metaFile)); serr == nil {
+				errs = append(errs, err)
+				continue
+			}
+			// Only overlay's root-owned work directory is left (non-root).
 		}
 		removed = append(removed, m.Session)
 	}
