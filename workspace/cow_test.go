@@ -191,12 +191,26 @@ func TestStoreListDiscardGC(t *testing.T) {
 // TestDiskBound: with a bound, the upper layer sits on a size-limited
 // filesystem: writing past it fails with ENOSPC, and the copy says so.
 func TestDiskBound(t *testing.T) {
-	if os.Geteuid() != 0 {
+	t.Run("non-root", func(t *testing.T) {
+		old := geteuid
+		geteuid = func() int { return 1000 }
+		defer func() { geteuid = old }()
 		_, _, cp := newTestCopy(t, CopyOptions{DiskBytes: 8 << 20})
-		if !strings.Contains(cp.DiskBound, "not enforced") {
-			t.Errorf("bound %q", cp.DiskBound)
+		if !strings.Contains(cp.DiskBound, "not enforced") || !strings.Contains(cp.Describe(), "non-root") {
+			t.Errorf("bound %q", cp.Describe())
 		}
-		return
+		src := t.TempDir()
+		store := Store{Dir: filepath.Join(t.TempDir(), "work")}
+		_, err := NewCopy(store, src, CopyOptions{Session: "0123456789abcdef0124", DiskBytes: 8 << 20, DiskRequired: true})
+		if err == nil || !strings.Contains(err.Error(), "cannot be enforced") {
+			t.Errorf("an explicit bound that cannot hold: %v", err)
+		}
+		if ents, _ := os.ReadDir(store.Dir); len(ents) != 0 {
+			t.Errorf("a refused copy left %v", ents)
+		}
+	})
+	if os.Geteuid() != 0 {
+		t.Skip("the bound itself needs root")
 	}
 	_, _, cp := newTestCopy(t, CopyOptions{DiskBytes: 8 << 20, DiskRequired: true})
 	merged, un := mountOverlay(t, cp)

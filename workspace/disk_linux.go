@@ -10,6 +10,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// geteuid is os.Geteuid; tests replace it to take the non-root path.
+var geteuid = os.Geteuid
+
 // disk is a sparse ext4 image, loop-mounted, that holds an overlay upper
 // layer: the session can write at most its size (ENOSPC beyond). Only
 // root can mount it; the image costs what it holds, not its size.
@@ -20,7 +23,7 @@ type disk struct {
 // mountDisk creates and mounts a size-bytes image below root. It returns
 // nil and why when it cannot.
 func mountDisk(root string, size int64) (*disk, string) {
-	if os.Geteuid() != 0 {
+	if geteuid() != 0 {
 		return nil, "agentbox runs as a non-root user and cannot mount a size-limited filesystem"
 	}
 	mkfs, err := exec.LookPath("mkfs.ext4")
