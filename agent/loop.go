@@ -68,6 +68,11 @@ type RunConfig struct {
 	NoProject   bool // do not read AGENTS.md
 	// Events receives progress (nil = none).
 	Events Events
+	// Start, when Tools.Session is nil, starts the sandbox. Run starts it
+	// while the first model request is in flight (unless Plan is set), so
+	// the run waits for the slower of the two, not their sum; it sets
+	// Tools.Session, which the caller closes. Tools.SessionID must be set.
+	Start func(ctx context.Context) (sandbox.Session, error)
 }
 
 // Result is the outcome of a run (agentbox run --json prints it).
@@ -95,6 +100,11 @@ type runner struct {
 	step   int
 	res    Result
 	redact func(string) string
+
+	first       chan modelReply // the first model request, sent before the sandbox ran
+	firstTaken  bool
+	firstStart  time.Time
+	cancelFirst context.CancelFunc
 }
 
 // Run runs the agent on cfg.Task until the model gives a final answer, a
@@ -102,8 +112,9 @@ type runner struct {
 // (with the files the run changed) in the audit log. The Result is filled
 // in whatever happens; the error says why the run did not end with "ok".
 func Run(ctx context.Context, cfg RunConfig) (Result, error) {
-	if cfg.Model == nil || cfg.Tools == nil || cfg.Tools.Session == nil || cfg.Tools.Policy == nil || cfg.Tools.Audit == nil {
-		return Result{Status: StatusError}, errors.New("agent.Run: Model, Tools, Tools.Session, Tools.Policy and Tools.Audit are required")
+	if cfg.Model == nil || cfg.Tools == nil || cfg.Tools.Policy == nil || cfg.Tools.Audit == nil ||
+		(cfg.Tools.Session == nil && (cfg.Start == nil || cfg.Tools.SessionID == "")) {
+		return Result{Status: StatusError}, errors.New("agent.Run: Model, Tools, Tools.Session (or Start and Tools.SessionID), Tools.Policy and Tools.Audit are required")
 	}
 	if strings.TrimSpace(cfg.Task) == "" {
 		return Result{Status: StatusError}, errors.New("no task given: say what the agent should do, e.g. agentbox run \"count the Python files\"")
@@ -151,6 +162,15 @@ func (r *runner) record(rec *audit.Record) error {
 
 func (r *runner) run(parent context.Context) (Result, error) {
 	cfg := r.cfg
+	if r.tools.Session == nil {
+		defer r.dropFirst()
+		if err := r.startSandbox(parent); err != nil {
+			r.res.Status, r.res.Error = StatusError, err.Error()
+			return r.res, err
+		}
+	}
+	// The snapshot (begun before the sandbox, cfg.Before) is complete
+	// before the first tool call: the sandbox's start changes no file.
 	var before workspace.Snap
 	snap := cfg.Workspace != "" && cfg.WorkspaceMode != sandbox.WorkspaceRO && cfg.Changes == nil
 	if snap {
@@ -180,7 +200,9 @@ func (r *runner) run(parent context.Context) (Result, error) {
 		ctx, cancel = context.WithTimeoutCause(parent, cfg.SessionTimeout, ErrSessionTimeout)
 		defer cancel()
 	}
-	r.msgs = []Message{{Role: RoleSystem, Content: r.redact(SystemPrompt(r.promptInput()))}}
+	if r.msgs == nil {
+		r.msgs = r.firstMessages()
+	}
 	answer, err := r.work(ctx)
 
 	// Classify the end.
@@ -255,7 +277,9 @@ func (r *runner) promptInput() PromptInput {
 func (r *runner) work(ctx context.Context) (string, error) {
 	task := r.redact(r.cfg.Task)
 	if !r.cfg.Plan {
-		r.msgs = append(r.msgs, Message{Role: RoleUser, Content: task})
+		if len(r.msgs) == 1 {
+			r.msgs = append(r.msgs, Message{Role: RoleUser, Content: task})
+		}
 		return r.steps(ctx)
 	}
 	start := time.Now()
@@ -315,7 +339,10 @@ func (r *runner) steps(ctx context.Context) (string, error) {
 			r.ev.Notice(fmt.Sprintf("elided %d older tool outputs to stay within the context budget", n))
 		}
 		start := time.Now()
-		resp, err := r.cfg.Model.Complete(ctx, Request{Messages: r.msgs, Tools: r.defs, Step: r.step})
+		resp, err := r.complete(ctx, Request{Messages: r.msgs, Tools: r.defs, Step: r.step})
+		if r.step == 1 && !r.firstStart.IsZero() {
+			start = r.firstStart
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				_ = r.record(&audit.Record{Event: audit.EventError, Step: r.step, Error: r.redact(err.Error())})

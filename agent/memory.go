@@ -8,13 +8,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentbox/agentbox/workspace"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agentbox/agentbox/internal/textutil"
+	"github.com/agentbox/agentbox/internal/xdg"
+	"github.com/agentbox/agentbox/workspace"
 )
 
 // Memory limits.
@@ -55,13 +58,9 @@ func MemoryPath(stateDir, workspace string) (string, error) {
 
 // DefaultMemoryPath uses $XDG_STATE_HOME, else ~/.local/state.
 func DefaultMemoryPath(getenv func(string) string, workspace string) (string, error) {
-	state := getenv("XDG_STATE_HOME")
-	if state == "" || !filepath.IsAbs(state) {
-		home := getenv("HOME")
-		if home == "" {
-			return "", errors.New("memory: neither XDG_STATE_HOME nor HOME is set; set one, or disable memory (--no-memory)")
-		}
-		state = filepath.Join(home, ".local", "state")
+	state, err := xdg.StateDir(getenv)
+	if err != nil {
+		return "", fmt.Errorf("memory: %w, or disable memory (--no-memory)", err)
 	}
 	return MemoryPath(state, workspace)
 }
@@ -121,8 +120,8 @@ func (m Memory) Append(e MemoryEntry) error {
 	if err := os.MkdirAll(filepath.Dir(m.Path), 0o700); err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
-	e.Task = clip(strings.TrimSpace(e.Task), memoryFieldBytes)
-	e.Answer = clip(strings.TrimSpace(e.Answer), memoryFieldBytes)
+	e.Task = textutil.Clip(strings.TrimSpace(e.Task), memoryFieldBytes)
+	e.Answer = textutil.Clip(strings.TrimSpace(e.Answer), memoryFieldBytes)
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/textutil"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -157,7 +158,7 @@ func (m *OpenAI) classify(err error, h *httpHint) error {
 		me.Status = h.status()
 		me.Msg = err.Error()
 	}
-	me.Msg = m.redact(clip(me.Msg, 300))
+	me.Msg = m.redact(textutil.Clip(me.Msg, 300))
 	switch s := me.Status; {
 	case s == http.StatusUnauthorized || s == http.StatusForbidden:
 		me.Kind = ErrModelAuth
@@ -179,18 +180,6 @@ func (m *OpenAI) redact(s string) string {
 		s = strings.ReplaceAll(s, m.key, "[REDACTED]")
 	}
 	return s
-}
-
-// clip shortens s to at most n bytes (on a rune boundary) with an ellipsis.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && (s[i]&0xC0) == 0x80 {
-		i--
-	}
-	return s[:i] + "…"
 }
 
 // hintDoer records the status and Retry-After header of each response in

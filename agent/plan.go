@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+
+	"github.com/agentbox/agentbox/internal/textutil"
 )
 
 // Plan bounds: a good plan has 3 to 5 steps; up to maxPlanSteps is
@@ -13,7 +15,8 @@ const (
 	maxPlanStepBytes = 500
 )
 
-const planPrompt = `You plan work for a software agent that works in a Linux sandbox with the tools execute_bash, read_file and write_file on a project at /workspace.
+// planPrompt names the registry's tools.
+var planPrompt = `You plan work for a software agent that works in a Linux sandbox with the tools ` + toolList() + ` on a project at /workspace.
 Break the user's task into 3 to 5 concrete steps, in order; the last step checks the result. Do not do the work and do not call tools.
 Reply with JSON only, exactly in this form: {"steps": ["first step", "second step", "third step"]}`
 
@@ -59,7 +62,7 @@ func parsePlan(s string) ([]string, bool) {
 		if !isStr || str == "" {
 			return nil, false
 		}
-		steps = append(steps, clip(str, maxPlanStepBytes))
+		steps = append(steps, textutil.Clip(str, maxPlanStepBytes))
 	}
 	return steps, true
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/textutil"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/workspace"
 )
@@ -99,7 +100,7 @@ func (p *Printer) Planned(steps []string, ok bool) {
 	var b strings.Builder
 	b.WriteString(p.paint(cBold, "plan:") + "\n")
 	for i, s := range steps {
-		fmt.Fprintf(&b, "  %d. %s\n", i+1, oneLine(policy.Visible(s), 200))
+		fmt.Fprintf(&b, "  %d. %s\n", i+1, textutil.OneLine(policy.Visible(s), 200))
 	}
 	p.write(b.String())
 }
@@ -110,7 +111,7 @@ func (p *Printer) ToolCall(step, maxSteps int, o Outcome) {
 		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%d/%d] %-13s %-44s", step, maxSteps, clip(policy.Visible(o.Tool), 40), oneLine(policy.Visible(o.Summary), 60))
+	fmt.Fprintf(&b, "[%d/%d] %-13s %-44s", step, maxSteps, textutil.Clip(policy.Visible(o.Tool), 40), textutil.OneLine(policy.Visible(o.Summary), 60))
 	verdict := o.Decision
 	switch {
 	case o.Invalid:
@@ -128,17 +129,12 @@ func (p *Printer) ToolCall(step, maxSteps int, o Outcome) {
 		b.WriteString(" (" + o.DecidedBy + ")")
 	}
 	if o.Ran {
-		if o.Tool == ToolExecuteBash {
-			st := fmt.Sprintf("exit %d", o.ExitCode)
-			if o.TimedOut {
-				st = "timed out"
-			}
-			if o.ExitCode != 0 || o.TimedOut {
+		if s, ok := lookupTool(o.Tool); ok && s.status != nil {
+			st, warn := s.status(o)
+			if warn {
 				st = p.paint(cYel, st)
 			}
 			b.WriteString("  " + st)
-		} else if o.Tool == ToolReadFile {
-			fmt.Fprintf(&b, "  %d bytes", o.OutBytes)
 		}
 		b.WriteString("  " + fmtDuration(o.Duration))
 	}
@@ -150,7 +146,7 @@ func (p *Printer) ToolCall(step, maxSteps int, o Outcome) {
 			preview = o.Err.Error()
 		}
 	}
-	if o.Tool == ToolWriteFile && !o.Denied {
+	if s, ok := lookupTool(o.Tool); ok && s.quiet && !o.Denied {
 		preview = ""
 	}
 	b.WriteString(p.previewLines(preview))
@@ -173,7 +169,7 @@ func (p *Printer) previewLines(s string) string {
 			fmt.Fprintf(&b, "       %s\n", p.paint(cDim, fmt.Sprintf("… %d more lines", len(lines)-n)))
 			break
 		}
-		b.WriteString("       " + p.paint(cDim, clip(policy.Visible(strings.TrimRight(l, "\r")), 160)) + "\n")
+		b.WriteString("       " + p.paint(cDim, textutil.Clip(policy.Visible(strings.TrimRight(l, "\r")), 160)) + "\n")
 	}
 	return b.String()
 }
@@ -183,7 +179,7 @@ func (p *Printer) StepDone(step, maxSteps, planStep, planSteps int, summary stri
 	if p.Quiet {
 		return
 	}
-	p.write(fmt.Sprintf("[%d/%d] %s %s\n", step, maxSteps, p.paint(cBold, fmt.Sprintf("step %d/%d done:", planStep, planSteps)), oneLine(policy.Visible(summary), 300)))
+	p.write(fmt.Sprintf("[%d/%d] %s %s\n", step, maxSteps, p.paint(cBold, fmt.Sprintf("step %d/%d done:", planStep, planSteps)), textutil.OneLine(policy.Visible(summary), 300)))
 }
 
 // Notice prints a dim note.
@@ -191,7 +187,7 @@ func (p *Printer) Notice(msg string) {
 	if p.Quiet {
 		return
 	}
-	p.write(p.paint(cDim, "note: "+oneLine(policy.Visible(msg), 300)) + "\n")
+	p.write(p.paint(cDim, "note: "+textutil.OneLine(policy.Visible(msg), 300)) + "\n")
 }
 
 // Finished prints the final answer, or why there is none.
@@ -205,7 +201,7 @@ func (p *Printer) Finished(step, maxSteps int, r Result) {
 	if r.Status == StatusOK {
 		p.write(fmt.Sprintf("[%d/%d] %s %s\n", step, maxSteps, p.paint(cBold+cGreen, "done:"), policy.Visible(strings.TrimSpace(r.Answer))))
 	} else {
-		p.write(fmt.Sprintf("[%d/%d] %s %s\n", step, maxSteps, p.paint(cBold+cRed, "stopped ("+r.Status+"):"), oneLine(policy.Visible(r.Error), 400)))
+		p.write(fmt.Sprintf("[%d/%d] %s %s\n", step, maxSteps, p.paint(cBold+cRed, "stopped ("+r.Status+"):"), textutil.OneLine(policy.Visible(r.Error), 400)))
 	}
 	if len(r.FilesChanged) > 0 {
 		var b strings.Builder
@@ -229,7 +225,7 @@ func (p *Printer) Retry(attempt int, wait time.Duration, err error) {
 	if p.Quiet {
 		return
 	}
-	p.write(p.paint(cYel, fmt.Sprintf("model: %s; retry %d in %s", oneLine(policy.Visible(err.Error()), 200), attempt, wait.Round(time.Millisecond))) + "\n")
+	p.write(p.paint(cYel, fmt.Sprintf("model: %s; retry %d in %s", textutil.OneLine(policy.Visible(err.Error()), 200), attempt, wait.Round(time.Millisecond))) + "\n")
 }
 
 func fmtDuration(d time.Duration) string {

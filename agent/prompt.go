@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentbox/agentbox/internal/textutil"
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/agentbox/agentbox/workspace"
 )
@@ -48,7 +49,7 @@ func ReadProjectInstructions(dir string) (string, error) {
 	}
 	s := string(b)
 	if len(b) > MaxProjectInstructions {
-		s = clip(s[:MaxProjectInstructions], MaxProjectInstructions) + "\n[AGENTS.md truncated by agentbox]"
+		s = textutil.Clip(s[:MaxProjectInstructions], MaxProjectInstructions) + "\n[AGENTS.md truncated by agentbox]"
 	}
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
@@ -66,8 +67,8 @@ type PromptInput struct {
 // SystemPrompt builds the system message.
 func SystemPrompt(in PromptInput) string {
 	var b strings.Builder
-	b.WriteString(`You are a careful software agent working on the user's task through tools. Everything you do runs inside a disposable, hardened Linux sandbox container through three tools: execute_bash, read_file and write_file. The user's project is mounted at /workspace, which is your working directory; changes to files there are real and persist after the session.
-`)
+	fmt.Fprintf(&b, "You are a careful software agent working on the user's task through tools. Everything you do runs inside a disposable, hardened Linux sandbox container through %s tools: %s. The user's project is mounted at /workspace, which is your working directory; changes to files there are real and persist after the session.\n",
+		countWord(len(registry)), toolList())
 	if in.Info.Network == sandbox.NetworkOpen {
 		b.WriteString("The sandbox has network access.\n")
 	} else {
@@ -83,9 +84,9 @@ Work step by step: inspect before you change things, keep changes minimal, and c
 	if len(in.Memory) > 0 {
 		b.WriteString("\nEarlier agentbox runs in this workspace (most recent last; for context only, they may be outdated):\n")
 		for _, e := range in.Memory {
-			fmt.Fprintf(&b, "- %s [%s] task: %s", e.Time.Format("2006-01-02 15:04"), e.Status, oneLine(e.Task, 200))
+			fmt.Fprintf(&b, "- %s [%s] task: %s", e.Time.Format("2006-01-02 15:04"), e.Status, textutil.OneLine(e.Task, 200))
 			if e.Answer != "" {
-				fmt.Fprintf(&b, " -> %s", oneLine(e.Answer, 300))
+				fmt.Fprintf(&b, " -> %s", textutil.OneLine(e.Answer, 300))
 			}
 			b.WriteByte('\n')
 		}
@@ -100,10 +101,4 @@ Work step by step: inspect before you change things, keep changes minimal, and c
 		b.WriteString("<<<END " + ProjectFile + ">>>\n")
 	}
 	return b.String()
-}
-
-// oneLine flattens s to one line of at most n bytes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	return clip(s, n)
 }

@@ -9,16 +9,16 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/internal/textutil"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/sandbox/wire"
 	openai "github.com/sashabaranov/go-openai"
 )
 
 // Defaults of Tools.
 const (
-	DefaultCallTimeout = wire.DefaultTimeout
-	DefaultOutputCap   = wire.DefaultOutputCap
+	DefaultCallTimeout = sandbox.DefaultCallTimeout
+	DefaultOutputCap   = sandbox.DefaultOutputCap
 )
 
 // AuditLog is where tool calls are recorded; *audit.Writer implements it.
@@ -151,7 +151,7 @@ func (t *Tools) Call(ctx context.Context, callID, name, argsJSON string) Outcome
 	spec, ok := lookupTool(name)
 	if !ok {
 		o.Invalid = true
-		o.Summary = clip(argsJSON, 200)
+		o.Summary = textutil.Clip(argsJSON, 200)
 		o.Text = fmt.Sprintf("error: there is no tool named %q; the tools are %s.", name, strings.Join(ToolNames(), ", "))
 		o.Err = t.record(&audit.Record{Event: audit.EventError, CallID: callID, Tool: name,
 			Args: map[string]any{"arguments": argsJSON}, Error: "unknown tool " + name})
@@ -160,7 +160,7 @@ func (t *Tools) Call(ctx context.Context, callID, name, argsJSON string) Outcome
 	call, err := spec.parse([]byte(argsJSON))
 	if err != nil {
 		o.Invalid = true
-		o.Summary = clip(argsJSON, 200)
+		o.Summary = textutil.Clip(argsJSON, 200)
 		o.Text = fmt.Sprintf("error: invalid arguments for %s: %v. Nothing ran. Call it again with a JSON object matching its schema.", name, err)
 		o.Err = t.record(&audit.Record{Event: audit.EventError, CallID: callID, Tool: name,
 			Args: map[string]any{"arguments": argsJSON}, Error: "invalid arguments: " + err.Error()})
@@ -267,7 +267,7 @@ func (t *Tools) finish(o Outcome) Outcome {
 	o.Text = capText(t.redact(o.Text), t.outputCap()+textSlack)
 	o.Summary = t.redact(o.Summary)
 	o.Reason = t.redact(o.Reason)
-	o.Preview = t.redact(clip(o.Preview, 2048))
+	o.Preview = t.redact(textutil.Clip(o.Preview, 2048))
 	return o
 }
 
@@ -301,7 +301,7 @@ func capText(s string, n int) string {
 	marker := fmt.Sprintf("\n[... %d bytes cut by agentbox ...]\n", len(s)-n)
 	keep := n - len(marker)
 	if keep < 64 {
-		return clip(s, n)
+		return textutil.Clip(s, n)
 	}
 	head := keep * 2 / 3
 	tail := keep - head

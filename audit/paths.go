@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentbox/agentbox/internal/xdg"
 )
 
 // KeyEnv is the environment variable holding the audit HMAC key.
@@ -16,14 +18,11 @@ const KeyEnv = "AGENTBOX_AUDIT_KEY"
 // DefaultPath is the audit log used when --audit is not given:
 // $XDG_STATE_HOME/agentbox/audit.jsonl, else ~/.local/state/agentbox/audit.jsonl.
 func DefaultPath() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "agentbox", "audit.jsonl"), nil
+	state, err := xdg.StateDir(os.Getenv)
+	if err != nil {
+		return "", fmt.Errorf("audit: no default log path (%w, or pass --audit FILE)", err)
 	}
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" {
-		return "", fmt.Errorf("audit: no default log path (set XDG_STATE_HOME or HOME, or pass --audit FILE): %w", err)
-	}
-	return filepath.Join(home, ".local", "state", "agentbox", "audit.jsonl"), nil
+	return filepath.Join(state, "agentbox", "audit.jsonl"), nil
 }
 
 // CheckOutside returns an error if logPath lies inside workspace (the

@@ -22,13 +22,6 @@ const GenesisPrev = "00000000000000000000000000000000000000000000000000000000000
 // ErrClosed is returned by Append after Close.
 var ErrClosed = errors.New("audit: log is closed")
 
-// Log is what the agent needs from an audit log. *Writer implements it.
-type Log interface {
-	Append(rec *Record) error
-}
-
-var _ Log = (*Writer)(nil)
-
 // Options configure a Writer.
 type Options struct {
 	// Key is the HMAC-SHA256 key; nil or empty writes no MACs.

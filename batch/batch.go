@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentbox/agentbox/workspace"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/workspace"
 )
 
 // ErrConfig marks a batch that cannot start (output directory, results
@@ -114,25 +114,25 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	out, err := filepath.Abs(cfg.Output)
 	if err != nil {
-		return Summary{}, fmt.Errorf("%w: output %s: %v", ErrConfig, cfg.Output, err)
+		return Summary{}, fmt.Errorf("%w: output %s: %w", ErrConfig, cfg.Output, err)
 	}
 	cfg.Output = out
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return Summary{}, fmt.Errorf("%w: creating the output directory: %v", ErrConfig, err)
+		return Summary{}, fmt.Errorf("%w: creating the output directory: %w", ErrConfig, err)
 	}
 	unlock, err := lockDir(filepath.Join(out, lockFileName))
 	if err != nil {
-		return Summary{}, fmt.Errorf("%w: %v", ErrConfig, err)
+		return Summary{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	defer unlock()
 	res, done, err := openResults(filepath.Join(out, resultsName), cfg.Resume)
 	if err != nil {
-		return Summary{}, fmt.Errorf("%w: %v", ErrConfig, err)
+		return Summary{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	defer res.close()
 	b := &batcher{cfg: cfg, work: filepath.Join(out, workDirName), results: res}
 	if err := b.cleanWork(); err != nil {
-		return Summary{}, fmt.Errorf("%w: work directory: %v", ErrConfig, err)
+		return Summary{}, fmt.Errorf("%w: work directory: %w", ErrConfig, err)
 	}
 	defer workspace.RemoveTree(b.work)
 
@@ -201,7 +201,7 @@ func checkModels(cfg Config) error {
 			continue
 		}
 		if _, _, err := newModel(cfg.Model, &t); err != nil {
-			return fmt.Errorf("%w: task %s (line %d): %v", ErrConfig, t.ID, t.Line, err)
+			return fmt.Errorf("%w: task %s (line %d): %w", ErrConfig, t.ID, t.Line, err)
 		}
 	}
 	return nil
@@ -209,19 +209,11 @@ func checkModels(cfg Config) error {
 
 // newModel is the task's scripted model, or the endpoint's.
 func newModel(base agent.Config, t *Task) (agent.Model, string, error) {
-	if t.Script != nil {
-		name := "script:" + filepath.Base(t.ScriptPath)
-		return agent.NewScripted(name, t.Script), name, nil
-	}
 	mc := base
 	if t.Model != "" {
 		mc.Model = t.Model
 	}
-	m, err := agent.NewOpenAI(mc)
-	if err != nil {
-		return nil, "", err
-	}
-	return m, m.Name(), nil
+	return agent.NewModel(agent.ModelSpec{Script: t.Script, ScriptPath: t.ScriptPath, Config: mc})
 }
 
 func (b *batcher) concurrency() int {

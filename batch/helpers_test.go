@@ -15,7 +15,6 @@ import (
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/internal/testutil"
 	"github.com/agentbox/agentbox/policy"
-	"github.com/agentbox/agentbox/sandbox/docker"
 	"github.com/docker/docker/client"
 )
 
@@ -117,7 +116,7 @@ func readLines(t testing.TB, path string) []Line {
 // parallel, so every container of this process belongs to the test.
 func noLeftovers(t testing.TB, cli *client.Client, sessions ...string) {
 	t.Helper()
-	ids, err := docker.OwnedBy(context.Background(), cli, os.Getpid())
+	ids, err := testutil.OwnedBy(context.Background(), cli, os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}

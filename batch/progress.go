@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/agent"
+	"github.com/agentbox/agentbox/internal/textutil"
 )
 
 const barWidth = 20
@@ -137,15 +138,7 @@ func taskSummary(l Line) string {
 		s += fmt.Sprintf("  %d denied", l.DeniedCalls)
 	}
 	if l.Error != "" {
-		s += "  " + oneLine(l.Error, 160)
-	}
-	return s
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		s = s[:n] + "…"
+		s += "  " + textutil.OneLine(l.Error, 160)
 	}
 	return s
 }

@@ -106,9 +106,8 @@ func (b *batcher) agentRun(ctx context.Context, p *prepared) (agent.Result, stri
 	if appr == nil {
 		appr = agent.DenyAll{DecidedBy: audit.DecidedByFlag}
 	}
-	tools := &agent.Tools{Policy: pol, Session: p.sess, Audit: b.cfg.Audit, Approver: appr,
-		CallTimeout: pol.Sandbox.CallTimeout, OutputCap: p.cfg.OutputCap, Network: p.cfg.Network,
-		WorkspaceMode: p.cfg.WorkspaceMode, Redact: b.cfg.Audit.Redact}
+	tools := agent.NewTools(pol, p.cfg, b.cfg.Audit, appr)
+	tools.Session = p.sess
 	maxSteps := t.MaxSteps
 	if maxSteps <= 0 {
 		maxSteps = b.cfg.MaxSteps

@@ -9,8 +9,8 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// caseFile is the format of ../shared/corpus/cases.yaml and
-// testdata/cases.yaml.
+// caseFile is the format of testdata/corpus/cases.yaml (the public
+// corpus) and testdata/cases.yaml.
 type caseFile struct {
 	Policy string     `yaml:"policy"`
 	Cases  []testCase `yaml:"cases"`
@@ -37,28 +37,14 @@ func (c testCase) action() (Action, string) {
 	return Action{Kind: -1}, "?"
 }
 
-// corpusDir finds ../shared/corpus by walking up from the package
-// directory, or takes $AGENTBOX_CORPUS.
+// corpusDir is the repository's copy of the public corpus (see
+// TestCorpusCopyIsCurrent), or $AGENTBOX_CORPUS.
 func corpusDir(t *testing.T) string {
 	t.Helper()
 	if d := os.Getenv("AGENTBOX_CORPUS"); d != "" {
 		return d
 	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		c := filepath.Join(dir, "shared", "corpus")
-		if _, err := os.Stat(filepath.Join(c, "cases.yaml")); err == nil {
-			return c
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("public corpus not found: no shared/corpus/cases.yaml above the package directory; set AGENTBOX_CORPUS to its directory")
-		}
-		dir = parent
-	}
+	return filepath.Join("testdata", "corpus")
 }
 
 func runCaseFile(t *testing.T, path string) int {

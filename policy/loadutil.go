@@ -2,13 +2,13 @@ package policy
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/sizes"
 	"github.com/agentbox/agentbox/sandbox"
 	"gopkg.in/yaml.v3"
 )
@@ -171,45 +171,19 @@ func enum[T ~string](l *loader, f string, n *yaml.Node, dst *T, options ...T) {
 	l.errorf(n, f, "%q is not one of %s", s, strings.Join(names, ", "))
 }
 
-var sizeRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)$`)
-
-var sizeUnits = map[string]float64{
-	"": 1, "b": 1,
-	"k": 1 << 10, "kb": 1e3, "kib": 1 << 10,
-	"m": 1 << 20, "mb": 1e6, "mib": 1 << 20,
-	"g": 1 << 30, "gb": 1e9, "gib": 1 << 30,
-	"t": 1 << 40, "tb": 1e12, "tib": 1 << 40,
-}
-
 // size reads a byte size: an integer, or a number with a unit (16KiB,
 // 512MB, 1GiB; k, m, g alone are binary as in docker).
 func (l *loader) size(f string, n *yaml.Node) (int64, bool) {
-	bad := func() (int64, bool) {
-		l.errorf(n, f, "%q is not a size; write bytes or a number with a unit, like 16KiB, 512MB or 1GiB", n.Value)
-		return 0, false
-	}
 	if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!str" && n.Tag != "!!float") {
 		l.errorf(n, f, "must be a size like 16KiB, not %s", describe(n))
 		return 0, false
 	}
-	m := sizeRE.FindStringSubmatch(strings.TrimSpace(n.Value))
-	if m == nil {
-		return bad()
-	}
-	unit, ok := sizeUnits[strings.ToLower(m[2])]
-	if !ok {
-		return bad()
-	}
-	v, err := strconv.ParseFloat(m[1], 64)
+	v, err := sizes.Parse(n.Value)
 	if err != nil {
-		return bad()
-	}
-	b := v * unit
-	if b > math.MaxInt64/2 || b != math.Trunc(b) {
-		l.errorf(n, f, "%q is not a whole number of bytes in range", n.Value)
+		l.errorf(n, f, "%v", err)
 		return 0, false
 	}
-	return int64(b), true
+	return v, true
 }
 
 func (l *loader) duration(f string, n *yaml.Node) (time.Duration, bool) {

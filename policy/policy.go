@@ -194,16 +194,16 @@ const MaxOutputBytes = 4 << 20
 
 func defaultSandbox() SandboxSettings {
 	return SandboxSettings{
-		Image:          "agentbox/base:latest",
+		Image:          sandbox.DefaultImage,
 		Workspace:      sandbox.WorkspaceRW,
 		Network:        sandbox.NetworkNone,
-		CPUs:           1,
-		MemoryBytes:    1 << 30,
-		Pids:           256,
+		CPUs:           sandbox.DefaultCPUs,
+		MemoryBytes:    sandbox.DefaultMemoryBytes,
+		Pids:           sandbox.DefaultPids,
 		DiskBytes:      2 << 30,
-		CallTimeout:    60 * time.Second,
+		CallTimeout:    sandbox.DefaultCallTimeout,
 		SessionTimeout: time.Hour,
-		OutputMaxBytes: 16 << 10,
+		OutputMaxBytes: sandbox.DefaultOutputCap,
 		Env:            []string{"LANG", "TZ"},
 		Background:     "kill",
 	}

@@ -14,13 +14,13 @@ func ExecutorBinary(path string) (string, error) {
 	if path == "" {
 		exe, err := os.Executable()
 		if err != nil {
-			return "", fmt.Errorf("%w: cannot find the agentbox binary: %v", ErrUnavailable, err)
+			return "", fmt.Errorf("%w: cannot find the agentbox binary: %w", ErrUnavailable, err)
 		}
 		path = exe
 	}
 	path, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return "", fmt.Errorf("%w: executor binary: %v", ErrUnavailable, err)
+		return "", fmt.Errorf("%w: executor binary: %w", ErrUnavailable, err)
 	}
 	if err := CheckStatic(path); err != nil {
 		return "", err
@@ -33,7 +33,7 @@ func ExecutorBinary(path string) (string, error) {
 func CheckStatic(path string) error {
 	f, err := elf.Open(path)
 	if err != nil {
-		return fmt.Errorf("%w: %s is not a Linux executable (%v); build agentbox for linux with CGO_ENABLED=0 (make build)", ErrUnavailable, path, err)
+		return fmt.Errorf("%w: %s is not a Linux executable (%w); build agentbox for linux with CGO_ENABLED=0 (make build)", ErrUnavailable, path, err)
 	}
 	defer f.Close()
 	for _, p := range f.Progs {

@@ -7,12 +7,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/audit"
-	"github.com/agentbox/agentbox/policy"
 	"github.com/urfave/cli/v2"
 )
-
-var _ audit.Decider = (*policy.Policy)(nil)
 
 func auditCommand() *cli.Command {
 	// fileArg opens the one FILE argument; flags may follow it.
@@ -133,7 +131,7 @@ func auditCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					ch, err := audit.Replay(f, p)
+					ch, err := audit.Replay(f, agent.ReplayDecider{Policy: p})
 					if err != nil {
 						return err
 					}

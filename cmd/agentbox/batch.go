@@ -10,9 +10,9 @@ import (
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/batch"
+	"github.com/agentbox/agentbox/internal/sizes"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/docker/go-units"
 	"github.com/urfave/cli/v2"
 )
 
@@ -63,7 +63,7 @@ func batchAction(c *cli.Context) error {
 	if v := c.String("network"); v != "" && !sandbox.NetworkMode(v).Valid() {
 		return usageError{fmt.Errorf("--network %q: want none or open", v)}
 	}
-	maxCopy, err := units.RAMInBytes(c.String("max-copy"))
+	maxCopy, err := sizes.Parse(c.String("max-copy"))
 	if err != nil || maxCopy <= 0 {
 		return usageError{fmt.Errorf("--max-copy %q: want a size such as 512MiB or 2GiB", c.String("max-copy"))}
 	}

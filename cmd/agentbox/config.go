@@ -31,7 +31,7 @@ func sandboxConfig(c *cli.Context, p *policy.Policy) (sandbox.Config, error) {
 	if ws == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return sandbox.Config{}, fmt.Errorf("%w: current directory: %v", sandbox.ErrConfig, err)
+			return sandbox.Config{}, fmt.Errorf("%w: current directory: %w", sandbox.ErrConfig, err)
 		}
 		ws = wd
 	}

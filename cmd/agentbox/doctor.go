@@ -17,7 +17,7 @@ func doctorCommand() *cli.Command {
 		Name:  "doctor",
 		Usage: "check the engine, runtime, image, static binary and limits; say what is wrong and how to fix it",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "image", Value: "agentbox/base:latest", Usage: "sandbox image to check"},
+			&cli.StringFlag{Name: "image", Value: sandbox.DefaultImage, Usage: "sandbox image to check"},
 			&cli.StringFlag{Name: "executor", Hidden: true, EnvVars: []string{"AGENTBOX_EXECUTOR"}},
 		},
 		Action: func(c *cli.Context) error {

@@ -240,7 +240,7 @@ func ownerOf(t *testing.T, cli interface {
 	docker.Engine
 }, pid int) string {
 	t.Helper()
-	ids, err := docker.OwnedBy(context.Background(), cli, pid)
+	ids, err := testutil.OwnedBy(context.Background(), cli, pid)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,8 +54,8 @@ func execCommand() *cli.Command {
 			defer log.Close()
 			return withRuntime(c.Context, func(rt backend) error {
 				_, _ = rt.GC(c.Context) // a cheap gc first: sandboxes of dead owners go
-				tools := &agent.Tools{Policy: p, Audit: log, Approver: appr, CallTimeout: timeout,
-					OutputCap: cfg.OutputCap, Network: cfg.Network, WorkspaceMode: cfg.WorkspaceMode, Redact: log.Redact}
+				tools := agent.NewTools(p, cfg, log, appr)
+				tools.CallTimeout = timeout
 				o, err := agent.ExecOnce(c.Context, agent.ExecConfig{
 					Command: command, Tools: tools,
 					Start: func(ctx context.Context, id string) (sandbox.Session, error) {
@@ -91,7 +91,7 @@ func printExec(c *cli.Context, o agent.Outcome, timeout time.Duration) error {
 		}{o.Decision, o.Rule, o.Reason, o.ExitCode, o.TimedOut, o.OOMKilled, o.Duration.Milliseconds(),
 			string(o.Output), o.OutBytes, o.OutSHA256, o.Truncated}
 		if o.Denied {
-			out.ExitCode = exitDenied
+			out.ExitCode = statusExitCode(agent.StatusDenied)
 		}
 		enc := json.NewEncoder(c.App.Writer)
 		enc.SetEscapeHTML(false)
@@ -104,11 +104,11 @@ func printExec(c *cli.Context, o agent.Outcome, timeout time.Duration) error {
 	switch {
 	case o.Denied:
 		if o.Policy == policy.Ask.String() {
-			return exitWith(exitDenied, fmt.Errorf("denied: %s needs approval (%s) and was not approved (%s); nothing ran", o.Rule, o.Reason, approvalHint(c)))
+			return exitWith(statusExitCode(agent.StatusDenied), fmt.Errorf("denied: %s needs approval (%s) and was not approved (%s); nothing ran", o.Rule, o.Reason, approvalHint(c)))
 		}
-		return exitWith(exitDenied, fmt.Errorf("denied by policy: %s; nothing ran (see agentbox policy explain)", o.Reason))
+		return exitWith(statusExitCode(agent.StatusDenied), fmt.Errorf("denied by policy: %s; nothing ran (see agentbox policy explain)", o.Reason))
 	case o.TimedOut:
-		return exitWith(exitTimeout, fmt.Errorf("command timed out after %s; everything it started was killed", timeout))
+		return exitWith(statusExitCode(agent.StatusTimedOut), fmt.Errorf("command timed out after %s; everything it started was killed", timeout))
 	case o.OOMKilled:
 		return exitWith(o.ExitCode, errors.New("command was killed: out of memory (raise sandbox.limits.memory in the policy)"))
 	case o.ExitCode != 0:

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/agentbox/agentbox"
+	"github.com/agentbox/agentbox/internal/textutil"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/urfave/cli/v2"
 )
@@ -77,11 +78,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.err != nil {
 			// Errors can carry bytes from the sandbox: never raw escapes.
-			fmt.Fprintln(stderr, "agentbox: "+policy.Visible(err.Error()))
+			// They keep their whole cause chain; only the display is cut.
+			fmt.Fprintln(stderr, "agentbox: "+textutil.Clip(policy.Visible(err.Error()), maxErrorDisplay))
 		}
 	}
 	return code
 }
+
+// maxErrorDisplay bounds an error message on the terminal.
+const maxErrorDisplay = 2000
 
 func logLevel() slog.Level {
 	if os.Getenv("AGENTBOX_DEBUG") != "" {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/agentbox/agentbox"
@@ -121,35 +120,47 @@ func runCommand() *cli.Command {
 			}
 			return withRuntime(c.Context, func(rt backend) error {
 				_, _ = rt.GC(c.Context)
-				sess, err := rt.Start(c.Context, cfg)
-				if err != nil && cp != nil && cp.Kind == workspace.KindOverlay && isMountError(err) {
-					// The engine could not mount the overlay: a real copy.
-					printer.Notice("the engine could not mount the overlay (" + err.Error() + "); falling back to a real copy")
-					_ = cp.Remove()
-					if cp, err = newCopyWith(p, &cfg, true); err != nil {
-						return exitWith(errorExitCode(err), err)
-					}
-					if !c.Bool("quiet") {
-						fmt.Fprintln(c.App.ErrWriter, cp.Describe())
-					}
-					sess, err = rt.Start(c.Context, cfg)
+				// The sandbox starts while the first model request is in
+				// flight (agent.RunConfig.Start). A copy named the session.
+				if cfg.SessionID == "" {
+					cfg.SessionID = sandbox.NewID()
 				}
-				if err != nil {
-					return err
+				tools := agent.NewTools(p, cfg, log, appr)
+				tools.SessionID = cfg.SessionID
+				closeSession := func() {
+					if tools.Session != nil {
+						_ = tools.Session.Close(context.WithoutCancel(c.Context))
+					}
 				}
-				defer sess.Close(context.WithoutCancel(c.Context))
-				tools := &agent.Tools{Policy: p, Session: sess, Audit: log, Approver: appr, CallTimeout: p.Sandbox.CallTimeout,
-					OutputCap: cfg.OutputCap, Network: cfg.Network, WorkspaceMode: cfg.WorkspaceMode, Redact: log.Redact}
+				defer closeSession()
 				res, err := agent.Run(c.Context, agent.RunConfig{
 					Task: task, Model: model, ModelName: name, Tools: tools,
 					Workspace: cfg.Workspace, WorkspaceMode: recordedMode,
 					PolicyPath: p.Source(), PolicySHA256: p.SHA256, Version: agentbox.Version,
 					MaxSteps: c.Int("max-steps"), SessionTimeout: timeout, Plan: c.Bool("plan"),
-					Memory: mem, Events: printer, Changes: copyChanges(cp), Before: before,
+					Memory: mem, Events: printer, Before: before,
+					Start: func(ctx context.Context) (sandbox.Session, error) {
+						sess, err := rt.Start(ctx, cfg)
+						if err != nil && cp != nil && cp.Kind == workspace.KindOverlay && isMountError(err) {
+							// The engine could not mount the overlay: a real copy.
+							fmt.Fprintf(c.App.ErrWriter, "the engine could not mount the overlay (%v); falling back to a real copy\n", err)
+							_ = cp.Remove()
+							if cp, err = newCopyWith(p, &cfg, true); err != nil {
+								return nil, err
+							}
+							fmt.Fprintln(c.App.ErrWriter, cp.Describe())
+							sess, err = rt.Start(ctx, cfg)
+						}
+						return sess, err
+					},
+					Changes: copyChanges(&cp),
 				})
+				if tools.Session == nil {
+					return err // the sandbox did not start; nothing was recorded
+				}
 				if cp != nil {
 					// Nothing may still run in the copy while it is recorded.
-					_ = sess.Close(context.WithoutCancel(c.Context))
+					closeSession()
 					if aerr := finishCopy(c, cp, &res); aerr != nil && err == nil {
 						err = aerr
 					}
@@ -184,15 +195,15 @@ func runError(err error, reported bool) error {
 
 // newModel is the scripted model (--script) or the OpenAI-compatible one.
 func newModel(c *cli.Context, printer *agent.Printer) (agent.Model, string, error) {
-	if path := c.String("script"); path != "" {
-		s, err := agent.LoadScript(path)
+	spec := agent.ModelSpec{ScriptPath: c.String("script"), Config: agent.ConfigFromEnv(os.Getenv)}
+	if spec.ScriptPath != "" {
+		s, err := agent.LoadScript(spec.ScriptPath)
 		if err != nil {
 			return nil, "", exitWith(exitUsage, err)
 		}
-		name := "script:" + filepath.Base(path)
-		return agent.NewScripted(name, s), name, nil
+		spec.Script = s
 	}
-	mc := agent.ConfigFromEnv(os.Getenv)
+	mc := &spec.Config
 	if v := c.String("model"); v != "" {
 		mc.Model = v
 	}
@@ -200,19 +211,20 @@ func newModel(c *cli.Context, printer *agent.Printer) (agent.Model, string, erro
 		mc.BaseURL = v
 	}
 	mc.Retry.OnRetry = printer.Retry
-	m, err := agent.NewOpenAI(mc)
+	m, name, err := agent.NewModel(spec)
 	if err != nil {
 		return nil, "", exitWith(exitUsage, err)
 	}
-	return m, mc.Model, nil
+	return m, name, nil
 }
 
-// copyChanges is the run's change lister for a copy (nil: snapshots).
-func copyChanges(cp *workspace.Copy) func() ([]audit.FileChange, error) {
-	if cp == nil {
+// copyChanges is the run's change lister for the copy *cp (nil: snapshots);
+// it reads *cp when called, as a fallback may have replaced the copy.
+func copyChanges(cp **workspace.Copy) func() ([]audit.FileChange, error) {
+	if *cp == nil {
 		return nil
 	}
-	return cp.Scan
+	return func() ([]audit.FileChange, error) { return (*cp).Scan() }
 }
 
 // finishCopy records the copy's changes once the sandbox is gone, then

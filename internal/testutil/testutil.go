@@ -6,22 +6,26 @@ package testutil
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/agentbox/agentbox/sandbox/docker"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 )
 
 // Image is the sandbox image the tests use; it is built locally by
 // `make image`, never pulled.
-const Image = "agentbox/base:latest"
+const Image = sandbox.DefaultImage
 
 var (
 	binOnce sync.Once
@@ -104,7 +108,7 @@ func Runtime(t testing.TB) *docker.Runtime {
 
 // Config is a default session configuration on workspace ws.
 func Config(t testing.TB, ws string) sandbox.Config {
-	return sandbox.Config{Image: Image, Workspace: ws, ExecutorPath: Binary(t), OutputCap: 16 << 10}
+	return sandbox.Config{Image: Image, Workspace: ws, ExecutorPath: Binary(t), OutputCap: sandbox.DefaultOutputCap}
 }
 
 // StartSession starts a session on ws (a new temp dir when ""), closed at
@@ -151,4 +155,22 @@ func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// OwnedBy returns the ids of the agentbox containers owned by process pid
+// on this host.
+func OwnedBy(ctx context.Context, eng docker.Engine, pid int) ([]string, error) {
+	list, err := eng.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", docker.LabelSession))})
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	var ids []string
+	prefix := fmt.Sprintf("%d:", pid)
+	for _, c := range list {
+		if c.Labels[docker.LabelHost] == host && strings.HasPrefix(c.Labels[docker.LabelOwner], prefix) {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids, nil
 }

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/sandbox/wire"
 	"github.com/agentbox/agentbox/workspace"
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/client"
@@ -49,7 +48,7 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 		if cerrdefs.IsNotFound(err) {
 			return nil, fmt.Errorf("%w: image %s is not on this engine; build it with `agentbox image build` (or `make image`)", sandbox.ErrImageMissing, cfg.Image)
 		}
-		return nil, fmt.Errorf("%w: inspecting image %s: %v", sandbox.ErrUnavailable, cfg.Image, shortErr(err))
+		return nil, fmt.Errorf("%w: inspecting image %s: %w", sandbox.ErrUnavailable, cfg.Image, err)
 	}
 	id := cfg.SessionID
 	if id == "" {
@@ -74,7 +73,7 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 		if cfg.Runtime != "" && strings.Contains(strings.ToLower(err.Error()), "runtime") {
 			return nil, fmt.Errorf("%w: the engine has no OCI runtime %q (sandbox.runtime in the policy): install and register it with the engine (gVisor: runsc), or set runtime: \"\"", sandbox.ErrUnavailable, cfg.Runtime)
 		}
-		return nil, fmt.Errorf("%w: creating the container: %v", sandbox.ErrUnavailable, shortErr(err))
+		return nil, fmt.Errorf("%w: creating the container: %w", sandbox.ErrUnavailable, err)
 	}
 	s.setContainerID(resp.ID)
 	if len(resp.Warnings) > 0 {
@@ -100,7 +99,7 @@ func checkConfig(cfg *sandbox.Config) error {
 		return fmt.Errorf("%w: session id %q: want 12 to 64 hex digits", sandbox.ErrConfig, cfg.SessionID)
 	}
 	if cfg.Image == "" {
-		cfg.Image = "agentbox/base:latest"
+		cfg.Image = sandbox.DefaultImage
 	}
 	ws, err := workspace.Resolve(cfg.Workspace)
 	if err != nil {
@@ -122,19 +121,19 @@ func checkConfig(cfg *sandbox.Config) error {
 		return fmt.Errorf("%w: network %q: want none or open", sandbox.ErrConfig, cfg.Network)
 	}
 	if cfg.CPUs <= 0 {
-		cfg.CPUs = 1
+		cfg.CPUs = sandbox.DefaultCPUs
 	}
 	if cfg.MemoryBytes <= 0 {
-		cfg.MemoryBytes = 1 << 30
+		cfg.MemoryBytes = sandbox.DefaultMemoryBytes
 	}
 	if cfg.MemoryBytes < 8<<20 {
 		return fmt.Errorf("%w: memory limit %d bytes is below the 8 MiB minimum", sandbox.ErrConfig, cfg.MemoryBytes)
 	}
 	if cfg.Pids <= 0 {
-		cfg.Pids = 256
+		cfg.Pids = sandbox.DefaultPids
 	}
 	if cfg.OutputCap <= 0 {
-		cfg.OutputCap = wire.DefaultOutputCap
+		cfg.OutputCap = sandbox.DefaultOutputCap
 	}
 	if cfg.User == "" {
 		cfg.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())

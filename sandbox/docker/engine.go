@@ -35,14 +35,14 @@ var _ Engine = (*client.Client)(nil)
 func NewClient(ctx context.Context) (*client.Client, error) {
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v; check DOCKER_HOST", sandbox.ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w; check DOCKER_HOST", sandbox.ErrUnavailable, err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := cli.Ping(pctx); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("%w: cannot reach the Docker engine at %s: %v; start it (systemctl start docker, or dockerd &) or point DOCKER_HOST at one",
-			sandbox.ErrUnavailable, engineHost(cli), shortErr(err))
+		return nil, fmt.Errorf("%w: cannot reach the Docker engine at %s: %w; start it (systemctl start docker, or dockerd &) or point DOCKER_HOST at one",
+			sandbox.ErrUnavailable, engineHost(cli), err)
 	}
 	cli.NegotiateAPIVersion(ctx)
 	return cli, nil
@@ -53,12 +53,4 @@ func engineHost(cli *client.Client) string {
 		return h
 	}
 	return cli.DaemonHost()
-}
-
-func shortErr(err error) string {
-	s := err.Error()
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
@@ -19,7 +18,7 @@ import (
 func GC(ctx context.Context, eng Engine) ([]string, error) {
 	list, err := eng.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelSession))})
 	if err != nil {
-		return nil, fmt.Errorf("%w: listing containers: %v", sandbox.ErrUnavailable, shortErr(err))
+		return nil, fmt.Errorf("%w: listing containers: %w", sandbox.ErrUnavailable, err)
 	}
 	me := hostname()
 	var removed []string
@@ -49,28 +48,11 @@ func ListSandboxes(ctx context.Context, eng Engine, session string) ([]string, e
 	}
 	list, err := eng.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
 	if err != nil {
-		return nil, fmt.Errorf("%w: listing containers: %v", sandbox.ErrUnavailable, shortErr(err))
+		return nil, fmt.Errorf("%w: listing containers: %w", sandbox.ErrUnavailable, err)
 	}
 	ids := make([]string, 0, len(list))
 	for _, c := range list {
 		ids = append(ids, c.ID)
-	}
-	return ids, nil
-}
-
-// OwnedBy returns the ids of the agentbox containers owned by process pid on
-// this host.
-func OwnedBy(ctx context.Context, eng Engine, pid int) ([]string, error) {
-	list, err := eng.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelSession))})
-	if err != nil {
-		return nil, fmt.Errorf("%w: listing containers: %v", sandbox.ErrUnavailable, shortErr(err))
-	}
-	var ids []string
-	prefix := fmt.Sprintf("%d:", pid)
-	for _, c := range list {
-		if c.Labels[LabelHost] == hostname() && strings.HasPrefix(c.Labels[LabelOwner], prefix) {
-			ids = append(ids, c.ID)
-		}
 	}
 	return ids, nil
 }

@@ -63,7 +63,7 @@ func (s *dockerSession) connect(ctx context.Context) error {
 	cid := s.info.ContainerID
 	hj, err := s.rt.eng.ContainerAttach(ctx, cid, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
-		return fmt.Errorf("%w: attaching to the container: %v", sandbox.ErrUnavailable, shortErr(err))
+		return fmt.Errorf("%w: attaching to the container: %w", sandbox.ErrUnavailable, err)
 	}
 	s.hj = hj
 	s.stderr = &tailBuffer{max: 4096}
@@ -85,7 +85,7 @@ func (s *dockerSession) connect(ctx context.Context) error {
 	})
 
 	if err := s.rt.eng.ContainerStart(ctx, cid, container.StartOptions{}); err != nil {
-		return fmt.Errorf("%w: starting the container: %v", sandbox.ErrUnavailable, shortErr(err))
+		return fmt.Errorf("%w: starting the container: %w", sandbox.ErrUnavailable, err)
 	}
 	return s.Hello(ctx, s.cfg.OutputCap, s.cfg.KeepBackground)
 }
@@ -120,7 +120,7 @@ func (s *dockerSession) Close(ctx context.Context) error {
 		defer cancel()
 		err := s.rt.eng.ContainerRemove(cctx, s.containerID(), container.RemoveOptions{Force: true, RemoveVolumes: true})
 		if err != nil && !isNotFound(err) {
-			s.closeErr = fmt.Errorf("%w: removing container %s: %v; remove it with `agentbox gc`", sandbox.ErrUnavailable, s.info.ContainerID[:min(12, len(s.info.ContainerID))], shortErr(err))
+			s.closeErr = fmt.Errorf("%w: removing container %s: %w; remove it with `agentbox gc`", sandbox.ErrUnavailable, s.info.ContainerID[:min(12, len(s.info.ContainerID))], err)
 		}
 		if s.Client != nil {
 			_ = s.Client.Close()

@@ -29,7 +29,7 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 		return &wire.Response{Error: "pipe: " + err.Error()}
 	}
 	cmd := exec.Command("/bin/bash", "--noprofile", "--norc", "-c", req.Command)
-	cmd.Dir = Workspace
+	cmd.Dir = s.root()
 	cmd.Env = childEnv()
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout, cmd.Stderr = pw, pw

@@ -9,14 +9,16 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/agentbox/agentbox/sandbox"
 	"io"
 	"os"
 
 	"github.com/agentbox/agentbox/sandbox/wire"
 )
 
-// Workspace is where the host mounts the workspace inside the container.
-const Workspace = "/workspace"
+// Workspace is where the host mounts the workspace inside the container:
+// the default of Server.Root.
+const Workspace = sandbox.WorkspaceDir
 
 // Matcher re-checks a resolved path (relative to the workspace) against the
 // file rules sent with a request. It returns whether the path is denied and
@@ -27,11 +29,15 @@ type Matcher func(allow, deny []string, rel string, write bool) (denied bool, ru
 type Server struct {
 	Match   Matcher
 	Version string
-	key     []byte
-	keep    bool
-	cap     int
-	self    int
-	ooms    int64 // the cgroup's OOM-kill count after the last call; -1 unknown
+	// Root is the workspace directory: the working directory of commands
+	// and the root of file requests ("" = Workspace). Absolute request
+	// paths must lie below it.
+	Root string
+	key  []byte
+	keep bool
+	cap  int
+	self int
+	ooms int64 // the cgroup's OOM-kill count after the last call; -1 unknown
 }
 
 // Serve runs the request loop until stdin closes. The first request must be
@@ -87,6 +93,14 @@ func (s *Server) reply(w *bufio.Writer, resp *wire.Response) error {
 	return w.Flush()
 }
 
+// root is the workspace directory.
+func (s *Server) root() string {
+	if s.Root != "" {
+		return s.Root
+	}
+	return Workspace
+}
+
 func (s *Server) handle(req *wire.Request) *wire.Response {
 	switch req.Op {
 	case wire.OpExec:
@@ -95,8 +109,6 @@ func (s *Server) handle(req *wire.Request) *wire.Response {
 		return s.readFile(req)
 	case wire.OpWrite:
 		return s.writeFile(req)
-	case wire.OpStat:
-		return s.stat(req)
 	default:
 		return &wire.Response{Error: fmt.Sprintf("unknown op %q", req.Op)}
 	}

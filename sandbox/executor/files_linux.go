@@ -20,9 +20,9 @@ import (
 // maxPath bounds request paths.
 const maxPath = 4096
 
-// relPath turns a request path into a clean path relative to the workspace,
-// refusing paths that leave it.
-func relPath(p string) (string, error) {
+// relPath turns a request path into a clean path relative to root (the
+// workspace), refusing paths that leave it.
+func relPath(root, p string) (string, error) {
 	if p == "" {
 		return "", errors.New("empty path")
 	}
@@ -31,25 +31,25 @@ func relPath(p string) (string, error) {
 	}
 	if path.IsAbs(p) {
 		c := path.Clean(p)
-		if c == Workspace {
+		if c == root {
 			return ".", nil
 		}
-		rest, ok := strings.CutPrefix(c, Workspace+"/")
+		rest, ok := strings.CutPrefix(c, root+"/")
 		if !ok {
-			return "", fmt.Errorf("%q is outside %s", p, Workspace)
+			return "", fmt.Errorf("%q is outside %s", p, root)
 		}
 		return rest, nil
 	}
 	c := path.Clean(p)
 	if c == ".." || strings.HasPrefix(c, "../") {
-		return "", fmt.Errorf("%q is outside %s", p, Workspace)
+		return "", fmt.Errorf("%q is outside %s", p, root)
 	}
 	return c, nil
 }
 
 // resolvedRel returns where an open file really is, relative to the
 // workspace, refusing anything outside it.
-func resolvedRel(f *os.File) (string, error) {
+func resolvedRel(root string, f *os.File) (string, error) {
 	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
 	if err != nil {
 		return "", fmt.Errorf("resolving path: %w", err)
@@ -57,12 +57,12 @@ func resolvedRel(f *os.File) (string, error) {
 	if strings.HasSuffix(real, " (deleted)") {
 		return "", errors.New("the file was deleted while it was opened")
 	}
-	if real == Workspace {
+	if real == root {
 		return ".", nil
 	}
-	rest, ok := strings.CutPrefix(real, Workspace+"/")
+	rest, ok := strings.CutPrefix(real, root+"/")
 	if !ok {
-		return "", fmt.Errorf("path resolves outside %s", Workspace)
+		return "", fmt.Errorf("path resolves outside %s", root)
 	}
 	return rest, nil
 }
@@ -83,11 +83,11 @@ func errResp(format string, a ...any) *wire.Response {
 }
 
 func (s *Server) readFile(req *wire.Request) *wire.Response {
-	rel, err := relPath(string(req.Path))
+	rel, err := relPath(s.root(), string(req.Path))
 	if err != nil {
 		return errResp("read_file: %v", err)
 	}
-	root, err := os.OpenRoot(Workspace)
+	root, err := os.OpenRoot(s.root())
 	if err != nil {
 		return errResp("read_file: opening workspace: %v", err)
 	}
@@ -97,7 +97,7 @@ func (s *Server) readFile(req *wire.Request) *wire.Response {
 	}
 	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
-		return errResp("read_file: %v", cleanErr(err))
+		return errResp("read_file: %v", cleanErr(s.root(), err))
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -107,7 +107,7 @@ func (s *Server) readFile(req *wire.Request) *wire.Response {
 	if !fi.Mode().IsRegular() {
 		return errResp("read_file: %q is not a regular file (%s)", req.Path, typeName(fi.Mode()))
 	}
-	resolved, err := resolvedRel(f)
+	resolved, err := resolvedRel(s.root(), f)
 	if err != nil {
 		return errResp("read_file: %v", err)
 	}
@@ -139,7 +139,7 @@ func (s *Server) readFile(req *wire.Request) *wire.Response {
 }
 
 func (s *Server) writeFile(req *wire.Request) *wire.Response {
-	rel, err := relPath(string(req.Path))
+	rel, err := relPath(s.root(), string(req.Path))
 	if err != nil {
 		return errResp("write_file: %v", err)
 	}
@@ -149,7 +149,7 @@ func (s *Server) writeFile(req *wire.Request) *wire.Response {
 	if len(req.Content) > wire.MaxFileBytes {
 		return errResp("write_file: content over the %d-byte cap", wire.MaxFileBytes)
 	}
-	root, err := os.OpenRoot(Workspace)
+	root, err := os.OpenRoot(s.root())
 	if err != nil {
 		return errResp("write_file: opening workspace: %v", err)
 	}
@@ -162,13 +162,13 @@ func (s *Server) writeFile(req *wire.Request) *wire.Response {
 		return dn
 	}
 	if err := root.MkdirAll(dir, 0o755); err != nil {
-		return errResp("write_file: creating %s: %v", dir, cleanErr(err))
+		return errResp("write_file: creating %s: %v", dir, cleanErr(s.root(), err))
 	}
 	d, err := root.Open(dir)
 	if err != nil {
-		return errResp("write_file: %v", cleanErr(err))
+		return errResp("write_file: %v", cleanErr(s.root(), err))
 	}
-	realDir, err := resolvedRel(d)
+	realDir, err := resolvedRel(s.root(), d)
 	d.Close()
 	if err != nil {
 		return errResp("write_file: %v", err)
@@ -195,7 +195,7 @@ func (s *Server) writeFile(req *wire.Request) *wire.Response {
 	tmp := path.Join(dir, ".agentbox-tmp-"+hex.EncodeToString(rnd[:]))
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
-		return errResp("write_file: %v", cleanErr(err))
+		return errResp("write_file: %v", cleanErr(s.root(), err))
 	}
 	_, werr := f.Write(req.Content)
 	if werr == nil {
@@ -209,27 +209,10 @@ func (s *Server) writeFile(req *wire.Request) *wire.Response {
 	}
 	if werr != nil {
 		_ = root.Remove(tmp)
-		return errResp("write_file: %v", cleanErr(werr))
+		return errResp("write_file: %v", cleanErr(s.root(), werr))
 	}
 	sum := sha256.Sum256(req.Content)
 	return &wire.Response{Size: int64(len(req.Content)), Resolved: []byte(resolved), SHA256: hex.EncodeToString(sum[:])}
-}
-
-func (s *Server) stat(req *wire.Request) *wire.Response {
-	rel, err := relPath(string(req.Path))
-	if err != nil {
-		return errResp("stat: %v", err)
-	}
-	root, err := os.OpenRoot(Workspace)
-	if err != nil {
-		return errResp("stat: %v", err)
-	}
-	defer root.Close()
-	fi, err := root.Lstat(rel)
-	if err != nil {
-		return errResp("stat: %v", cleanErr(err))
-	}
-	return &wire.Response{Size: fi.Size(), Mode: uint32(fi.Mode().Perm()), Type: typeName(fi.Mode())}
 }
 
 func typeName(m fs.FileMode) string {
@@ -251,9 +234,9 @@ func typeName(m fs.FileMode) string {
 }
 
 // cleanErr rewords os.Root's escape error so the model understands it.
-func cleanErr(err error) error {
+func cleanErr(root string, err error) error {
 	if err != nil && strings.Contains(err.Error(), "path escapes from parent") {
-		return fmt.Errorf("%w (the path or a symlink in it leads outside %s)", err, Workspace)
+		return fmt.Errorf("%w (the path or a symlink in it leads outside %s)", err, root)
 	}
 	return err
 }
@@ -280,7 +263,7 @@ func (s *Server) deniedAhead(req *wire.Request, root *os.Root, dir, base string)
 	if err != nil {
 		return nil
 	}
-	real, err := resolvedRel(d)
+	real, err := resolvedRel(s.root(), d)
 	d.Close()
 	if err != nil {
 		return errResp("write_file: %v", err)

@@ -21,8 +21,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentbox/agentbox/sandbox"
 	"io"
-	"time"
 )
 
 // MaxFrame bounds every frame in both directions. Files larger than what
@@ -30,10 +30,10 @@ import (
 const MaxFrame = 48 << 20
 
 // Defaults for a call that does not set them, shared by the host and the
-// executor.
+// executor (see sandbox.DefaultCallTimeout and sandbox.DefaultOutputCap).
 const (
-	DefaultTimeout   = 60 * time.Second
-	DefaultOutputCap = 16 << 10
+	DefaultTimeout   = sandbox.DefaultCallTimeout
+	DefaultOutputCap = sandbox.DefaultOutputCap
 )
 
 // MaxFileBytes is the largest file content read_file returns or write_file
@@ -46,7 +46,6 @@ const (
 	OpExec  = "exec"
 	OpRead  = "read_file"
 	OpWrite = "write_file"
-	OpStat  = "stat"
 )
 
 // Rules mirror sandbox.FileRules: globs relative to /workspace.
@@ -95,8 +94,6 @@ type Response struct {
 	Size     int64  `json:"size,omitempty"`
 	Resolved []byte `json:"resolved,omitempty"`
 	SHA256   string `json:"sha256,omitempty"`
-	Mode     uint32 `json:"mode,omitempty"`
-	Type     string `json:"type,omitempty"`
 	Version  string `json:"version,omitempty"`
 }
 
