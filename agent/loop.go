@@ -52,6 +52,12 @@ type RunConfig struct {
 	// neither). WorkspaceMode is recorded (rw, ro, copy).
 	Workspace     string
 	WorkspaceMode sandbox.WorkspaceMode
+	// Changes, when set, lists what the session changed instead of the
+	// snapshots (a workspace copy knows its change set: workspace.Copy.Scan).
+	Changes func() ([]audit.FileChange, error)
+	// Before, when set, is the workspace snapshot begun before the sandbox
+	// started (so that its walk overlaps the start); nil: taken here.
+	Before *workspace.SnapshotJob
 	// Recorded in session_start.
 	PolicyPath, PolicySHA256 string
 	Version, User, Host      string
@@ -170,20 +176,27 @@ func (r *runner) record(rec *audit.Record) error {
 
 func (r *runner) run(parent context.Context) (Result, error) {
 	cfg := r.cfg
-	var before workspace.Snap
-	snap := cfg.Workspace != "" && cfg.WorkspaceMode != sandbox.WorkspaceRO
-	if snap {
-		var err error
-		if before, err = workspace.Snapshot(cfg.Workspace); err != nil {
-			r.ev.Notice("cannot snapshot the workspace; files changed will not be listed: " + err.Error())
-			snap = false
-		}
-	}
 	if r.tools.Session == nil {
 		defer r.dropFirst()
 		if err := r.startSandbox(parent); err != nil {
 			r.res.Status, r.res.Error = StatusError, err.Error()
 			return r.res, err
+		}
+	}
+	// The snapshot (begun before the sandbox, cfg.Before) is complete
+	// before the first tool call: the sandbox's start changes no file.
+	var before workspace.Snap
+	snap := cfg.Workspace != "" && cfg.WorkspaceMode != sandbox.WorkspaceRO && cfg.Changes == nil
+	if snap {
+		var err error
+		if cfg.Before != nil {
+			before, err = cfg.Before.Wait()
+		} else {
+			before, err = workspace.Snapshot(cfg.Workspace)
+		}
+		if err != nil {
+			r.ev.Notice("cannot snapshot the workspace; files changed will not be listed: " + err.Error())
+			snap = false
 		}
 	}
 	info := r.tools.Session.Info()
@@ -225,6 +238,13 @@ func (r *runner) run(parent context.Context) (Result, error) {
 	r.res.Steps = r.step
 	if err != nil {
 		r.res.Error = r.redact(err.Error())
+	}
+	if cfg.Changes != nil {
+		if ch, cerr := cfg.Changes(); cerr == nil {
+			r.res.FilesChanged = ch
+		} else {
+			r.ev.Notice("cannot list the changes of the workspace copy: " + cerr.Error())
+		}
 	}
 	if snap {
 		if after, serr := workspace.Snapshot(cfg.Workspace); serr == nil {

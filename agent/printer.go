@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentbox/agentbox/internal/textutil"
 	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/workspace"
 )
 
 // Events receives the progress of a run. Calls come from the goroutine
@@ -265,6 +266,9 @@ func (p *Printer) Finished(step, maxSteps int, r Result) {
 			fmt.Fprintf(&b, " %s (%s)", policy.Visible(f.Path), f.Change)
 		}
 		p.write(p.paint(cDim, b.String()) + "\n")
+	}
+	if why := workspace.Incomplete(r.FilesChanged); why != "" {
+		p.write(p.paint(cBold+cRed, "the list of changed files is INCOMPLETE ("+why+"): nothing will be applied from it") + "\n")
 	}
 }
 

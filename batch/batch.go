@@ -62,6 +62,8 @@ type Config struct {
 	Version  string
 	// MaxCopyBytes caps each workspace copy (default DefaultMaxCopyBytes).
 	MaxCopyBytes int64
+	// NoOverlay makes real copies instead of overlays (AGENTBOX_OVERLAY=off).
+	NoOverlay bool
 	// Progress receives the progress line (TTY) or one line per task.
 	Progress io.Writer
 	TTY      bool

@@ -3,9 +3,9 @@ package batch
 import (
 	"context"
 	"fmt"
-	"github.com/agentbox/agentbox/workspace"
 	"os"
-	"path/filepath"
+
+	"github.com/agentbox/agentbox/workspace"
 	"sync"
 
 	"github.com/agentbox/agentbox/agent"
@@ -18,7 +18,7 @@ import (
 // copy and must hand it to runTask or discard.
 type prepared struct {
 	task *Task
-	dir  string // the workspace copy
+	cp   *workspace.Copy // the workspace copy
 	sess sandbox.Session
 	cfg  sandbox.Config
 	err  error
@@ -27,19 +27,25 @@ type prepared struct {
 // prepare copies the task's workspace and starts its sandbox on the copy.
 // On failure nothing is left but the error.
 func (b *batcher) prepare(ctx context.Context, t *Task) *prepared {
-	p := &prepared{task: t, dir: filepath.Join(b.work, t.ID)}
+	p := &prepared{task: t}
 	if err := ctx.Err(); err != nil {
 		p.err = err
 		return p
 	}
-	_ = workspace.RemoveTree(p.dir) // a leftover of a killed batch
-	if err := workspace.CopyTree(t.Workspace, p.dir, b.cfg.MaxCopyBytes); err != nil {
-		_ = workspace.RemoveTree(p.dir)
+	pol := b.policyOf(t)
+	id := sandbox.NewID()
+	cp, err := workspace.NewCopy(workspace.Store{Dir: b.work}, t.Workspace, workspace.CopyOptions{
+		Session: id, DiskBytes: pol.Sandbox.DiskBytes, DiskRequired: pol.Sandbox.DiskSet,
+		NoOverlay: b.cfg.NoOverlay, MaxCopyBytes: b.cfg.MaxCopyBytes,
+	})
+	if err != nil {
 		p.err = fmt.Errorf("copying the workspace: %w", err)
 		return p
 	}
-	pol := b.policyOf(t)
-	p.cfg = agent.WithEgress(SandboxConfig(pol, b.cfg.Sandbox, p.dir), pol, b.cfg.Audit)
+	p.cp = cp
+	p.cfg = agent.WithEgress(SandboxConfig(pol, b.cfg.Sandbox, t.Workspace), pol, b.cfg.Audit)
+	p.cfg.SessionID = id
+	cp.Configure(&p.cfg)
 	// Exec-time asks: no terminal in a batch; --approve allow allows them.
 	var approve func(context.Context, sandbox.ExecAsk) bool
 	if _, ok := b.cfg.Approver.(agent.AllowAll); ok {
@@ -47,14 +53,16 @@ func (b *batcher) prepare(ctx context.Context, t *Task) *prepared {
 	}
 	en, err := agent.Enforcement(pol, approve)
 	if err != nil {
-		_ = workspace.RemoveTree(p.dir)
+		_ = cp.Remove()
+		p.cp = nil
 		p.err = err
 		return p
 	}
 	p.cfg.Enforce = en
 	sess, err := b.cfg.Runtime.Start(ctx, p.cfg)
 	if err != nil {
-		_ = workspace.RemoveTree(p.dir)
+		_ = cp.Remove()
+		p.cp = nil
 		p.err = fmt.Errorf("starting the sandbox: %w", err)
 		return p
 	}
@@ -62,12 +70,19 @@ func (b *batcher) prepare(ctx context.Context, t *Task) *prepared {
 	return p
 }
 
+// remove deletes the task's workspace copy.
+func (p *prepared) remove() {
+	if p.cp != nil {
+		_ = p.cp.Remove()
+	}
+}
+
 // discard closes a prepared task that will not run.
 func (b *batcher) discard(ctx context.Context, p *prepared) {
 	if p.sess != nil {
 		_ = p.sess.Close(context.WithoutCancel(ctx))
 	}
-	_ = workspace.RemoveTree(p.dir)
+	p.remove()
 }
 
 // schedule runs the tasks on cfg.Concurrency workers and calls finish for

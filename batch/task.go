@@ -61,7 +61,7 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 	_ = p.sess.Close(context.WithoutCancel(ctx)) // no container outlives its task
 	interrupted := res.Status == agent.StatusInterrupted || (runErr != nil && ctx.Err() != nil)
 	if interrupted {
-		_ = workspace.RemoveTree(p.dir)
+		p.remove()
 		_ = workspace.RemoveTree(outDir)
 		return l, false
 	}
@@ -71,10 +71,10 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 	l.FilesChanged = res.FilesChanged
 	l.Error = res.Error
 	l.Exit = exitFor(res.Status, runErr)
-	if err := exportChanges(p.dir, outDir, res.FilesChanged); err != nil && l.Error == "" {
+	if err := exportChanges(t.Workspace, p.cp.ChangedRoot(), outDir, res.FilesChanged); err != nil && l.Error == "" {
 		l.Status, l.Exit, l.Error = agent.StatusError, exitFailed, "exporting the changed files: "+err.Error()
 	}
-	_ = workspace.RemoveTree(p.dir)
+	p.remove()
 	l.DurationMS = time.Since(picked).Milliseconds()
 	return l, b.record(outDir, l, res.Answer, log)
 }
@@ -125,7 +125,7 @@ func (b *batcher) agentRun(ctx context.Context, p *prepared) (agent.Result, stri
 	}
 	res, err := agent.Run(ctx, agent.RunConfig{
 		Task: t.Task, Model: model, ModelName: name, Tools: tools,
-		Workspace: p.dir, WorkspaceMode: sandbox.WorkspaceCopy,
+		Workspace: t.Workspace, WorkspaceMode: sandbox.WorkspaceCopy, Changes: p.cp.Scan,
 		PolicyPath: pol.Source(), PolicySHA256: pol.SHA256, Version: b.cfg.Version,
 		MaxSteps: maxSteps, SessionTimeout: timeout, Events: ev,
 		TaskID: t.ID,

@@ -260,6 +260,10 @@ func (l *loader) sandbox(f string, n *yaml.Node, s *SandboxSettings) {
 					s.CPUs = x
 				},
 				"memory": func(f string, v *yaml.Node) { positive(f, v, &s.MemoryBytes) },
+				"disk": func(f string, v *yaml.Node) {
+					positive(f, v, &s.DiskBytes)
+					s.DiskSet = true
+				},
 				"pids": func(f string, v *yaml.Node) {
 					if x, ok := l.int(f, v); ok {
 						if x <= 0 {

@@ -155,6 +155,8 @@ type SandboxSettings struct {
 	CPUs           float64
 	MemoryBytes    int64
 	Pids           int64
+	DiskBytes      int64 // what a copy-mode session may write (limits.disk)
+	DiskSet        bool  // limits.disk was written in the policy: fail closed if it cannot be enforced
 	CallTimeout    time.Duration
 	SessionTimeout time.Duration
 	OutputMaxBytes int64
@@ -201,6 +203,7 @@ func defaultSandbox() SandboxSettings {
 		CPUs:           sandbox.DefaultCPUs,
 		MemoryBytes:    sandbox.DefaultMemoryBytes,
 		Pids:           sandbox.DefaultPids,
+		DiskBytes:      2 << 30,
 		CallTimeout:    sandbox.DefaultCallTimeout,
 		SessionTimeout: time.Hour,
 		OutputMaxBytes: sandbox.DefaultOutputCap,

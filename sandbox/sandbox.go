@@ -70,6 +70,15 @@ type Config struct {
 	// removes a sandbox whose owner it cannot prove dead only once it is
 	// far older than this.
 	SessionTimeout time.Duration
+	Overlay        *Overlay // non-nil: /workspace is an overlay with Workspace as its read-only lower layer
+}
+
+// Overlay is a copy-on-write view of the workspace: Workspace is the
+// read-only lower layer, Upper receives every write (the exact change set),
+// Work is overlay's scratch directory on Upper's filesystem.
+type Overlay struct {
+	Upper string
+	Work  string
 }
 
 // Info describes a started session.

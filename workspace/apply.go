@@ -8,106 +8,127 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"strings"
 
 	"github.com/agentbox/agentbox/audit"
 )
 
-// ErrConflict: the source changed since it was copied; nothing was applied.
+// ErrConflict: the workspace changed since the session started, where the
+// session changed it too; nothing was applied.
 var ErrConflict = errors.New("the workspace changed while the agent worked on its copy")
 
-// WorkCopy is a private copy of a workspace for one run
-// (`agentbox run --workspace-mode copy`).
-type WorkCopy struct {
-	Src    string // the workspace
-	Dir    string // the copy the sandbox mounts
-	Before Snap   // the copy right after copying, equal to Src then
-	parent string
-}
+// ErrGuarded: the changes touch files the host runs; nothing was applied.
+var ErrGuarded = errors.New("apply refuses to write files the host runs")
 
-// NewWorkCopy copies src to a new temporary directory and snapshots it.
-func NewWorkCopy(src string) (*WorkCopy, error) {
-	parent, err := os.MkdirTemp("", "agentbox-copy-")
-	if err != nil {
-		return nil, fmt.Errorf("workspace copy: %w", err)
+// ErrNotPending: the copy was applied or discarded already, or is running.
+var ErrNotPending = errors.New("the session has no pending changes")
+
+// Apply carries the copy's recorded changes over to its workspace, unless
+// the change list is incomplete or the workspace changed meanwhile where
+// the session changed it (then nothing is applied). The copy's data is
+// removed afterwards; its record stays as applied until gc.
+func (c *Copy) Apply() error {
+	if c.State != StatePending {
+		return fmt.Errorf("%w: session %s is %s", ErrNotPending, c.Session, c.State)
 	}
-	wc := &WorkCopy{Src: src, Dir: filepath.Join(parent, "workspace"), parent: parent}
-	if err := CopyTree(src, wc.Dir, 0); err != nil {
-		_ = os.RemoveAll(parent)
-		return nil, fmt.Errorf("workspace copy: %w", err)
+	if err := ApplyChanges(c.Workspace, c.ChangedRoot(), c.Kind == KindOverlay, c.Since, c.Meta.Changes); err != nil {
+		return fmt.Errorf("%w (the changes stay in %s)", err, c.Root)
 	}
-	if wc.Before, err = Snapshot(wc.Dir); err != nil {
-		_ = os.RemoveAll(parent)
-		return nil, err
-	}
-	return wc, nil
-}
-
-// Apply carries the copy's changes over to Src (see apply).
-func (wc *WorkCopy) Apply(changes []audit.FileChange) error {
-	return apply(wc.Src, wc.Dir, wc.Before, changes)
-}
-
-// Remove deletes the copy.
-func (wc *WorkCopy) Remove() error { return os.RemoveAll(wc.parent) }
-
-// apply carries the changes a session made in copyDir over to src
-// (`agentbox run --workspace-mode copy --apply`). before is the snapshot of
-// copyDir taken right after the copy, when it equalled src. Every change
-// is checked first: if src's version of a changed path is no longer what
-// was copied (edited, created or deleted meanwhile), nothing is applied and
-// the error lists the conflicts. Writes go through an os.Root on src, so no
-// symlink can lead them outside it.
-func apply(src, copyDir string, before Snap, changes []audit.FileChange) error {
-	cur, err := Snapshot(src)
-	if err != nil {
+	c.State = StateApplied
+	if err := c.save(); err != nil {
 		return err
 	}
-	var conflicts []string
-	for _, c := range changes {
-		b, inBefore := before.Files[c.Path]
-		n, inNow := cur.Files[c.Path]
-		if inBefore != inNow || inBefore && (b.SHA256 != n.SHA256 || b.Size != n.Size) {
-			conflicts = append(conflicts, c.Path)
-		}
+	return c.removeData()
+}
+
+// ApplyChanges applies changes, read from the directory from (which holds
+// each changed file at its path: an overlay upper directory, or a whole
+// copy), to the workspace src. since is the
+// filesystem clock when the session started: an entry of src the session
+// changed that was itself changed (ctime) at or after it, deleted, or
+// created meanwhile is a conflict, and nothing is applied. Writes go
+// through an os.Root on src, reads through one on from: no symlink leads
+// outside either; each file's bytes are checked against the recorded sum.
+func ApplyChanges(src, from string, overlay bool, since int64, changes []audit.FileChange) error {
+	if why := Incomplete(changes); why != "" {
+		return fmt.Errorf("%w (%s); nothing was applied: review the copy by hand", ErrIncomplete, why)
 	}
-	if len(conflicts) > 0 {
-		return fmt.Errorf("%w: %s; nothing was applied (the changes stay in %s)", ErrConflict, strings.Join(conflicts, ", "), copyDir)
+	if g := guarded(changes); len(g) > 0 {
+		return fmt.Errorf("%w: %s would run on the host (git config or hooks, .envrc); nothing was applied: review them and copy them by hand if you trust them", ErrGuarded, strings.Join(g, ", "))
 	}
 	root, err := os.OpenRoot(src)
 	if err != nil {
-		return err
+		return fmt.Errorf("opening the workspace: %w", err)
 	}
 	defer root.Close()
-	from, err := os.OpenRoot(copyDir)
-	if err != nil {
-		return err
+	if conflicts := findConflicts(root, since, changes); len(conflicts) > 0 {
+		return fmt.Errorf("%w: %s; nothing was applied", ErrConflict, strings.Join(conflicts, ", "))
 	}
-	defer from.Close()
+	fromRoot, err := os.OpenRoot(from)
+	if err != nil {
+		return fmt.Errorf("opening the copy: %w", err)
+	}
+	defer fromRoot.Close()
 	for _, c := range changes {
-		if err := applyOne(root, from, c); err != nil {
-			return fmt.Errorf("applying %s: %w (the changes stay in %s)", c.Path, err, copyDir)
+		if err := applyOne(root, fromRoot, overlay, c); err != nil {
+			return fmt.Errorf("applying %s: %w", c.Path, err)
 		}
 	}
 	return nil
 }
 
-// applyOne applies one change, reading the copy through its own root (no
-// symlink leads out of it) and checking that the bytes are the ones the
-// change recorded.
-func applyOne(root, from *os.Root, c audit.FileChange) error {
+// findConflicts lists the changed paths whose workspace entry changed at
+// or after since.
+func findConflicts(root *os.Root, since int64, changes []audit.FileChange) []string {
+	var out []string
+	for _, c := range changes {
+		fi, err := root.Lstat(c.Path)
+		exists := err == nil
+		switch {
+		case exists && StatOf(fi).CTime >= since:
+			out = append(out, c.Path+" (changed in the workspace)")
+		case c.Change == audit.ChangeAdded && exists:
+			out = append(out, c.Path+" (created in the workspace)")
+		case c.Change != audit.ChangeAdded && !exists:
+			out = append(out, c.Path+" (deleted in the workspace)")
+		case c.Change == audit.ChangeAdded && dirChanged(root, c.Path, since):
+			// A file the session edited may have been deleted in the
+			// workspace meanwhile: its directory tells.
+			out = append(out, c.Path+" (its directory changed in the workspace)")
+		}
+	}
+	return out
+}
+
+// dirChanged reports whether the nearest existing directory above p was
+// changed (an entry added, removed or renamed) at or after since.
+func dirChanged(root *os.Root, p string, since int64) bool {
+	for d := path.Dir(p); ; d = path.Dir(d) {
+		if fi, err := root.Lstat(d); err == nil {
+			return StatOf(fi).CTime >= since
+		}
+		if d == "." {
+			return false
+		}
+	}
+}
+
+// applyOne applies one change, reading the copy through its own root and
+// checking that the bytes are the ones the change recorded.
+func applyOne(root, from *os.Root, overlay bool, c audit.FileChange) error {
 	if c.Change == audit.ChangeDeleted {
 		if err := root.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
+		removeGoneParents(root, from, overlay, c.Path)
 		return nil
 	}
 	fi, err := from.Lstat(c.Path)
 	if err != nil {
 		return err
 	}
-	if dir := filepath.Dir(c.Path); dir != "." {
+	if dir := path.Dir(c.Path); dir != "." {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
@@ -122,24 +143,27 @@ func applyOne(root, from *os.Root, c audit.FileChange) error {
 		if err := root.Symlink(target, tmp); err != nil {
 			return err
 		}
-		return root.Rename(tmp, c.Path)
+		return replace(root, tmp, c.Path)
 	}
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
-	in, err := from.Open(c.Path)
+	in, err := from.OpenFile(c.Path, os.O_RDONLY|OpenNoFollow, 0)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+	out, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
 	sum := sha256.New()
 	_, err = io.Copy(io.MultiWriter(out, sum), in)
 	if err == nil && c.SHA256 != "" && hex.EncodeToString(sum.Sum(nil)) != c.SHA256 {
-		err = errors.New("the file changed in the copy after the run ended")
+		err = errors.New("the file changed in the copy after the session ended")
+	}
+	if err == nil {
+		err = out.Chmod(fi.Mode().Perm())
 	}
 	if err == nil {
 		err = out.Sync()
@@ -148,10 +172,38 @@ func applyOne(root, from *os.Root, c audit.FileChange) error {
 		err = cerr
 	}
 	if err == nil {
-		err = root.Rename(tmp, c.Path)
+		err = replace(root, tmp, c.Path)
 	}
 	if err != nil {
 		_ = root.Remove(tmp)
 	}
 	return err
+}
+
+// replace renames tmp over p; a directory at p (the session replaced a
+// directory by a file; its entries are deleted by their own changes, which
+// sort after p) is removed first when empty.
+func replace(root *os.Root, tmp, p string) error {
+	if fi, err := root.Lstat(p); err == nil && fi.IsDir() {
+		_ = root.RemoveAll(p)
+	}
+	return root.Rename(tmp, p)
+}
+
+// removeGoneParents removes the directories above a deleted entry that
+// the session removed too (a whiteout in an overlay, absent from a whole
+// copy) once they are empty.
+func removeGoneParents(root, from *os.Root, overlay bool, p string) {
+	top := ""
+	for d := path.Dir(p); d != "."; d = path.Dir(d) {
+		fi, err := from.Lstat(d)
+		if overlay && err == nil && isWhiteout(fi) || !overlay && errors.Is(err, fs.ErrNotExist) {
+			top = d
+		}
+	}
+	if top == "" {
+		return
+	}
+	for d := path.Dir(p); root.Remove(d) == nil && d != top; d = path.Dir(d) {
+	}
 }

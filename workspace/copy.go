@@ -3,7 +3,6 @@ package workspace
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -46,15 +45,22 @@ func TreeSize(dir string, max int64) (int64, error) {
 // FIFOs are recreated; sockets and devices are refused. The copy stops with
 // ErrTooLarge once more than max bytes were copied.
 func CopyTree(src, dst string, max int64) error {
+	_, err := CopyTreeReflink(src, dst, max)
+	return err
+}
+
+// CopyTreeReflink is CopyTree; files share their blocks with the source
+// (FICLONE) where the filesystem supports it, and reflinked says so.
+func CopyTreeReflink(src, dst string, max int64) (reflinked bool, err error) {
 	if max <= 0 {
 		max = DefaultMaxCopyBytes
 	}
 	fi, err := os.Lstat(src)
 	if err != nil {
-		return fmt.Errorf("workspace %s: %w", src, err)
+		return false, fmt.Errorf("workspace %s: %w", src, err)
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("workspace %s is not a directory", src)
+		return false, fmt.Errorf("workspace %s is not a directory", src)
 	}
 	type dirMode struct {
 		path string
@@ -62,6 +68,7 @@ func CopyTree(src, dst string, max int64) error {
 	}
 	var dirs []dirMode // permissions are set last, so read-only dirs can be filled
 	var total int64
+	files, cloned := 0, 0
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", p, err)
@@ -95,8 +102,13 @@ func CopyTree(src, dst string, max int64) error {
 			if total > max {
 				return fmt.Errorf("%w: %s holds more than %d MiB; copy mode refuses it (narrow the workspace, or raise --max-copy)", ErrTooLarge, src, max>>20)
 			}
-			if err := copyFile(p, target, info); err != nil {
+			files++
+			ok, err := copyFile(p, target, info)
+			if err != nil {
 				return err
+			}
+			if ok {
+				cloned++
 			}
 		case mode&fs.ModeNamedPipe != 0:
 			if err := syscall.Mkfifo(target, uint32(mode.Perm())); err != nil {
@@ -108,50 +120,51 @@ func CopyTree(src, dst string, max int64) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
 		if err := os.Chmod(dirs[i].path, dirs[i].mode); err != nil {
-			return fmt.Errorf("copying the workspace: %w", err)
+			return false, fmt.Errorf("copying the workspace: %w", err)
 		}
 	}
-	return nil
+	return files > 0 && cloned == files, nil
 }
 
-// copyFile copies one regular file, refusing to follow a symlink that
-// replaced it after it was listed.
-func copyFile(src, dst string, listed fs.FileInfo) error {
+// copyFile copies one regular file (a reflink where it can; reflinked says
+// so), refusing to follow a symlink that replaced it after it was listed.
+func copyFile(src, dst string, listed fs.FileInfo) (reflinked bool, err error) {
 	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return fmt.Errorf("reading %s: %w; make it readable or remove it from the workspace", src, err)
+		return false, fmt.Errorf("reading %s: %w; make it readable or remove it from the workspace", src, err)
 	}
 	defer in.Close()
 	if fi, err := in.Stat(); err != nil || !os.SameFile(fi, listed) {
-		return fmt.Errorf("%s changed while the workspace was copied; try again", src)
+		return false, fmt.Errorf("%s changed while the workspace was copied; try again", src)
 	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return fmt.Errorf("copying the workspace: %w", err)
+		return false, fmt.Errorf("copying the workspace: %w", err)
 	}
-	if _, err := io.Copy(out, in); err != nil {
+	if reflinked, err = cloneOrCopy(out, in); err != nil {
 		out.Close()
-		return fmt.Errorf("copying %s: %w", src, err)
+		return false, fmt.Errorf("copying %s: %w", src, err)
 	}
 	if err := out.Chmod(listed.Mode().Perm()); err != nil {
 		out.Close()
-		return fmt.Errorf("copying %s: %w", src, err)
+		return false, fmt.Errorf("copying %s: %w", src, err)
 	}
 	if err := out.Close(); err != nil {
-		return fmt.Errorf("copying %s: %w", src, err)
+		return false, fmt.Errorf("copying %s: %w", src, err)
 	}
 	mt := listed.ModTime()
 	_ = os.Chtimes(dst, mt, mt)
-	return nil
+	return reflinked, nil
 }
 
 // RemoveTree removes dir even when the sandbox left read-only directories
-// in it.
+// in it, or a killed agentbox left a disk image mounted below it.
 func RemoveTree(dir string) error {
+	unmountBelow(dir)
 	if err := os.RemoveAll(dir); err == nil {
 		return nil
 	}

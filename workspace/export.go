@@ -40,7 +40,7 @@ func Export(copyDir, files string, changes []audit.FileChange) error {
 				return fmt.Errorf("exporting %s: %w", ch.Path, err)
 			}
 		case fi.Mode().IsRegular():
-			if err := copyFile(src, dst, fi); err != nil {
+			if _, err := copyFile(src, dst, fi); err != nil {
 				return fmt.Errorf("exporting %s: %w", ch.Path, err)
 			}
 		}

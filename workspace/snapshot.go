@@ -1,161 +1,324 @@
 package workspace
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
-	"time"
+	"sync"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/agentbox/agentbox/audit"
+	"golang.org/x/sys/unix"
 )
 
-// SnapshotLimits bound the work of Snapshot.
+// SnapshotLimits bound the work of Snapshot and Diff. Reaching any of them
+// never goes unnoticed: the change list then ends with an "incomplete"
+// entry (see Incomplete) and nothing is applied from it.
 type SnapshotLimits struct {
-	MaxFiles      int   // entries recorded; beyond, the snapshot is Incomplete
-	MaxFileBytes  int64 // larger files are compared by size and mtime, not hashed
-	MaxTotalBytes int64 // bytes hashed in all; beyond, files compare by size and mtime
+	MaxEntries   int   // entries recorded; beyond, the snapshot is Incomplete
+	MaxHashBytes int64 // bytes hashed by Diff in all; beyond, changed files are listed unhashed
 }
 
-// DefaultSnapshotLimits are used by Snapshot.
-var DefaultSnapshotLimits = SnapshotLimits{MaxFiles: 20000, MaxFileBytes: 64 << 20, MaxTotalBytes: 512 << 20}
+// DefaultSnapshotLimits are used by Snapshot. They are far above any real
+// workspace: a stat entry costs about 150 bytes.
+var DefaultSnapshotLimits = SnapshotLimits{MaxEntries: 4_000_000, MaxHashBytes: 8 << 30}
 
-// FileSum is one entry of a Snap. SHA256 is empty for a file that was not
-// hashed (too large); symlinks are hashed as "symlink:" + their target and
-// never followed.
-type FileSum struct {
-	SHA256 string
-	Size   int64
-	stamp  string // size and mtime, for files not hashed
+// Stat is the part of an lstat(2) result that tells whether an entry
+// changed: any difference means it may have.
+type Stat struct {
+	Mode  fs.FileMode
+	Size  int64
+	MTime int64 // ns
+	CTime int64 // ns
+	Ino   uint64
 }
 
-// Snap is the state of a workspace on the host: slash-separated relative
-// path -> FileSum. .git directories are skipped.
+// StatOf extracts a Stat from a FileInfo.
+func StatOf(fi fs.FileInfo) Stat {
+	s := Stat{Mode: fi.Mode(), Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		s.CTime = st.Ctim.Sec*1e9 + st.Ctim.Nsec
+		s.Ino = st.Ino
+	}
+	return s
+}
+
+// Snap is the stat data of every entry below a workspace directory
+// (directories excluded, .git included): slash-separated relative path ->
+// Stat. Taking it reads no file contents.
 type Snap struct {
-	Files      map[string]FileSum
-	Incomplete bool // a limit was reached; Diff may miss changes
+	Dir        string
+	Files      map[string]Stat
+	Incomplete string // why the snapshot misses entries; "" when complete
+	lim        SnapshotLimits
 }
 
-// Snapshot hashes the regular files and symlinks below dir, with the
-// default limits.
+// Snapshot records the stat data below dir with the default limits.
 func Snapshot(dir string) (Snap, error) { return SnapshotWith(dir, DefaultSnapshotLimits) }
 
-// SnapshotWith is Snapshot with explicit limits. Unreadable entries are
-// skipped; only a dir that cannot be walked at all is an error.
+// SnapshotWith is Snapshot with explicit limits. An entry that cannot be
+// read makes the snapshot Incomplete; only a dir that cannot be walked at
+// all is an error.
 func SnapshotWith(dir string, lim SnapshotLimits) (Snap, error) {
-	s := Snap{Files: map[string]FileSum{}}
+	s := Snap{Dir: dir, lim: lim}
 	if _, err := os.Lstat(dir); err != nil {
 		return s, fmt.Errorf("snapshot of the workspace: %w", err)
 	}
-	var hashed int64
-	errStop := errors.New("stop")
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == dir {
-				return err
-			}
-			return nil // unreadable: skip
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" && p != dir {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if len(s.Files) >= lim.MaxFiles {
-			s.Incomplete = true
-			return errStop
-		}
-		rel, rerr := filepath.Rel(dir, p)
-		if rerr != nil {
-			return nil
-		}
-		rel = filepath.ToSlash(rel)
-		info, ierr := d.Info()
-		if ierr != nil {
-			return nil
-		}
-		switch {
-		case info.Mode()&fs.ModeSymlink != 0:
-			target, lerr := os.Readlink(p)
-			if lerr != nil {
-				return nil
-			}
-			sum := sha256.Sum256([]byte("symlink:" + target))
-			s.Files[rel] = FileSum{SHA256: hex.EncodeToString(sum[:]), Size: int64(len(target))}
-		case info.Mode().IsRegular():
-			fsum := FileSum{Size: info.Size(), stamp: fmt.Sprintf("%d@%s", info.Size(), info.ModTime().UTC().Format(time.RFC3339Nano))}
-			if info.Size() <= lim.MaxFileBytes && hashed+info.Size() <= lim.MaxTotalBytes {
-				if h, n, herr := hashFile(p, info); herr == nil {
-					fsum.SHA256, fsum.Size = h, n
-					hashed += n
-				}
-			} else {
-				s.Incomplete = s.Incomplete || hashed+info.Size() > lim.MaxTotalBytes
-			}
-			s.Files[rel] = fsum
-		}
-		return nil
-	})
+	w := &walker{lim: lim, sem: make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))}
+	err := w.walk(dir, "", nil)
+	w.wg.Wait()
+	if err == nil {
+		err = w.err
+	}
 	if err != nil && !errors.Is(err, errStop) {
 		return s, fmt.Errorf("snapshot of the workspace %s: %w", dir, err)
 	}
+	n := 0
+	for _, part := range w.parts {
+		n += len(part)
+	}
+	s.Files = make(map[string]Stat, n)
+	for _, part := range w.parts {
+		for _, e := range part {
+			s.Files[e.path] = e.st
+		}
+	}
+	s.Incomplete = w.incomplete
 	return s, nil
 }
 
-// hashFile hashes p, refusing to follow a symlink or block on a FIFO that
-// replaced the file after it was listed.
-func hashFile(p string, listed fs.FileInfo) (string, int64, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|OpenNoFollow, 0)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", 0, err
-	}
-	if !fi.Mode().IsRegular() || !os.SameFile(fi, listed) {
-		return "", 0, errors.New("file changed while listed")
-	}
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return "", 0, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
+var errStop = errors.New("stop")
+
+type entry struct {
+	path string
+	st   Stat
 }
 
-// Diff lists the files added, modified and deleted between two snapshots,
-// sorted by path.
+// walker lists a tree on several goroutines (the cost is mostly system
+// calls): a subdirectory gets its own goroutine while one is free.
+type walker struct {
+	lim        SnapshotLimits
+	sem        chan struct{}
+	wg         sync.WaitGroup
+	count      atomic.Int64
+	mu         sync.Mutex
+	parts      [][]entry
+	incomplete string
+	err        error
+}
+
+func (w *walker) fail(why string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.incomplete == "" {
+		w.incomplete = why
+	}
+}
+
+// walk records the entries below the directory abs (rel from the root)
+// into out (nil: a part of its own): one open and getdents per directory,
+// one fstatat relative to it per entry.
+func (w *walker) walk(abs, rel string, out *[]entry) error {
+	if out == nil {
+		part := make([]entry, 0, 256)
+		defer func() {
+			w.mu.Lock()
+			w.parts = append(w.parts, part)
+			w.mu.Unlock()
+		}()
+		out = &part
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		if rel == "" {
+			return err
+		}
+		w.fail(fmt.Sprintf("%s could not be read (%v)", abs, err))
+		return nil
+	}
+	defer f.Close()
+	fd := int(f.Fd())
+	for {
+		ents, err := f.ReadDir(1024)
+		for _, e := range ents {
+			name := e.Name()
+			p := name
+			if rel != "" {
+				p = rel + "/" + name
+			}
+			if e.IsDir() {
+				select {
+				case w.sem <- struct{}{}:
+					w.wg.Add(1)
+					go func() {
+						defer w.wg.Done()
+						defer func() { <-w.sem }()
+						if err := w.walk(abs+"/"+name, p, nil); err != nil {
+							w.mu.Lock()
+							w.err = err
+							w.mu.Unlock()
+						}
+					}()
+				default:
+					if err := w.walk(abs+"/"+name, p, out); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if w.count.Add(1) > int64(w.lim.MaxEntries) {
+				w.fail(fmt.Sprintf("more than %d entries", w.lim.MaxEntries))
+				return errStop
+			}
+			var st unix.Stat_t
+			if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				if !errors.Is(err, unix.ENOENT) {
+					w.fail(fmt.Sprintf("%s could not be read (%v)", abs+"/"+name, err))
+				}
+				continue
+			}
+			*out = append(*out, entry{p, statFromUnix(&st)})
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			w.fail(fmt.Sprintf("%s could not be read (%v)", abs, err))
+			return nil
+		}
+	}
+}
+
+// statFromUnix is StatOf for a raw stat result.
+func statFromUnix(st *unix.Stat_t) Stat {
+	mode := fs.FileMode(st.Mode & 0o777)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode |= fs.ModeSocket
+	case unix.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		mode |= fs.ModeDevice
+	}
+	if st.Mode&unix.S_ISUID != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if st.Mode&unix.S_ISGID != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if st.Mode&unix.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return Stat{Mode: mode, Size: st.Size, MTime: st.Mtim.Nano(), CTime: st.Ctim.Nano(), Ino: st.Ino}
+}
+
+func relSlash(dir, p string) string {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return p
+	}
+	return filepath.ToSlash(rel)
+}
+
+// Diff lists what changed between two snapshots of the same directory,
+// sorted by path: additions, edits, deletions, mode changes and symlink
+// changes. Only entries whose stat data differ are read (hashed), so its
+// cost follows the number of changes. When either snapshot is incomplete
+// or a bound was reached the list ends with an incomplete marker.
 func Diff(before, after Snap) []audit.FileChange {
+	h := hasher{max: after.lim.MaxHashBytes}
+	if h.max <= 0 {
+		h.max = DefaultSnapshotLimits.MaxHashBytes
+	}
 	var out []audit.FileChange
 	for p, a := range after.Files {
 		b, ok := before.Files[p]
-		switch {
-		case !ok:
-			out = append(out, audit.FileChange{Path: p, SHA256: a.SHA256, Bytes: a.Size, Change: audit.ChangeAdded})
-		case changed(b, a):
-			out = append(out, audit.FileChange{Path: p, SHA256: a.SHA256, Bytes: a.Size, Change: audit.ChangeModified})
+		if ok && b == a {
+			continue
 		}
+		kind := ChangeKind(b, a, ok)
+		if kind == "" {
+			continue
+		}
+		c := audit.FileChange{Path: p, Bytes: a.Size, Change: kind}
+		c.SHA256 = h.sum(filepath.Join(after.Dir, filepath.FromSlash(p)), a)
+		out = append(out, c)
 	}
 	for p, b := range before.Files {
-		if _, ok := after.Files[p]; !ok && !after.Incomplete {
+		if _, ok := after.Files[p]; !ok && after.Incomplete == "" {
 			out = append(out, audit.FileChange{Path: p, Bytes: b.Size, Change: audit.ChangeDeleted})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	sortChanges(out)
+	why := before.Incomplete
+	if why == "" {
+		why = after.Incomplete
+	}
+	if why == "" {
+		why = h.incomplete
+	}
+	if why != "" {
+		out = append(out, IncompleteMarker(why))
+	}
 	return out
 }
 
-func changed(b, a FileSum) bool {
-	if b.SHA256 != "" && a.SHA256 != "" {
-		return b.SHA256 != a.SHA256
+// ChangeKind classifies the change from b to a (existed: b is valid):
+// added, modified (content, type or symlink target), mode (permission
+// bits only) or "" (nothing that matters, e.g. only the access time).
+// Without the old content at hand, a changed ctime with the same size,
+// mtime and mode is counted as modified: the content may have been
+// rewritten with its mtime restored.
+func ChangeKind(b, a Stat, existed bool) string {
+	switch {
+	case !existed:
+		return audit.ChangeAdded
+	case b.Mode.Type() != a.Mode.Type() || b.Size != a.Size || b.MTime != a.MTime || b.Ino != a.Ino:
+		return audit.ChangeModified
+	case b.Mode != a.Mode:
+		return ChangeMode
+	case b.CTime != a.CTime:
+		return audit.ChangeModified
 	}
-	return b.Size != a.Size || b.stamp != a.stamp
+	return ""
+}
+
+func sortChanges(out []audit.FileChange) {
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+}
+
+// SnapshotJob is a snapshot taken in the background (e.g. while the
+// sandbox starts); Wait returns it. Whoever starts one must Wait.
+type SnapshotJob struct {
+	done chan struct{}
+	snap Snap
+	err  error
+}
+
+// StartSnapshot begins Snapshot(dir) on its own goroutine.
+func StartSnapshot(dir string) *SnapshotJob {
+	j := &SnapshotJob{done: make(chan struct{})}
+	go func() {
+		defer close(j.done)
+		j.snap, j.err = Snapshot(dir)
+	}()
+	return j
+}
+
+// Wait returns the snapshot once it is taken. It may be called many times.
+func (j *SnapshotJob) Wait() (Snap, error) {
+	<-j.done
+	return j.snap, j.err
 }

@@ -113,7 +113,7 @@ func batchAction(c *cli.Context) error {
 		NoPool: c.Bool("no-pool"), PoolSize: c.Int("pool"), Resume: c.Bool("resume"), RetryFailed: c.Bool("retry-failed"),
 		Sandbox: batch.Overrides{Image: c.String("image"), Network: sandbox.NetworkMode(c.String("network")), ExecutorPath: c.String("executor")},
 		Policy:  def, Audit: log, Approver: appr, Model: mc, MaxSteps: c.Int("max-steps"), Timeout: c.Duration("timeout"),
-		Version: agentbox.Version, MaxCopyBytes: maxCopy, Progress: c.App.ErrWriter,
+		Version: agentbox.Version, MaxCopyBytes: maxCopy, NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off", Progress: c.App.ErrWriter,
 		TTY: isTerminal(os.Stderr) && os.Getenv("TERM") != "dumb",
 	}
 	return withRuntime(c.Context, func(rt backend) error {

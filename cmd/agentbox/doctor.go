@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/agentbox/agentbox/sandbox/docker"
+	"github.com/agentbox/agentbox/workspace"
 	"github.com/urfave/cli/v2"
 )
 
@@ -45,6 +46,12 @@ func doctorCommand() *cli.Command {
 				}
 				check(ch.Name, ch.Err, ch.OK)
 			}
+			if store, err := workspace.DefaultStore(os.Getenv); err == nil {
+				copies, disk := workspace.Capabilities(store)
+				fmt.Fprintf(w, "note  %-14s %s\n", "copies", copies)
+				fmt.Fprintf(w, "note  %-14s copy mode and batch: %s\n", "disk bound", disk)
+			}
+			fmt.Fprintf(w, "note  %-14s rw mode cannot bound what the agent writes: it writes the workspace's own filesystem; on shared servers use --workspace-mode copy\n", "disk bound")
 			if bad == 0 {
 				ws, _ := os.MkdirTemp("", "agentbox-doctor-")
 				defer os.RemoveAll(ws)

@@ -9,8 +9,11 @@ import (
 func gcCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "gc",
-		Usage: "remove sandboxes whose owner process is proven gone (never a live one; unprovable ones only 24h past their session timeout)",
+		Usage: "remove sandboxes whose owner process is proven gone (never a live one; unprovable ones only 24h past their session timeout), and applied, discarded or expired workspace copies",
 		Action: func(c *cli.Context) error {
+			if err := gcCopies(c); err != nil {
+				return exitWith(exitFailed, err)
+			}
 			return withRuntime(c.Context, func(rt backend) error {
 				removed, err := rt.GC(c.Context)
 				for _, r := range removed {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/agent"
+	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/agentbox/agentbox/workspace"
 	"github.com/urfave/cli/v2"
@@ -95,35 +96,44 @@ func runCommand() *cli.Command {
 					mem = &agent.Memory{Path: path}
 				}
 			}
-			var wc *workspace.WorkCopy
-			keepCopy := false
+			var cp *workspace.Copy
 			if mode == sandbox.WorkspaceCopy {
-				if wc, err = workspace.NewWorkCopy(cfg.Workspace); err != nil {
-					return exitWith(exitUsage, err)
+				if cp, err = newCopy(p, &cfg); err != nil {
+					return exitWith(errorExitCode(err), err)
+				}
+				if !c.Bool("quiet") {
+					fmt.Fprintln(c.App.ErrWriter, cp.Describe())
 				}
 				defer func() {
-					if !keepCopy {
-						_ = wc.Remove()
+					if cp.State == workspace.StateRunning {
+						_ = cp.Remove() // the run never started
 					}
 				}()
-				cfg.Workspace = wc.Dir
 			}
 			timeout := c.Duration("timeout")
 			if timeout <= 0 {
 				timeout = p.Sandbox.SessionTimeout
 			}
 			recordedMode := cfg.WorkspaceMode
-			if wc != nil {
+			if cp != nil {
 				recordedMode = sandbox.WorkspaceCopy
 			}
 			if cfg.User == "" && sandbox.IsRootUser(sandbox.DefaultUser(cfg.Workspace)) && !printer.Quiet {
 				printer.Notice("running as root on a workspace root owns: the sandbox runs as uid 0 too, with every capability dropped (set sandbox.user in the policy to change it)")
 			}
+			var before *workspace.SnapshotJob
+			if cp == nil && cfg.WorkspaceMode != sandbox.WorkspaceRO {
+				// The walk of the workspace overlaps the sandbox's start.
+				before = workspace.StartSnapshot(cfg.Workspace)
+				defer before.Wait()
+			}
 			return withRuntime(c.Context, func(rt backend) error {
 				_, _ = rt.GC(c.Context)
 				// The sandbox starts while the first model request is in
-				// flight (agent.RunConfig.Start).
-				cfg.SessionID = sandbox.NewID()
+				// flight (agent.RunConfig.Start). A copy named the session.
+				if cfg.SessionID == "" {
+					cfg.SessionID = sandbox.NewID()
+				}
 				tools, err := agent.NewTools(p, &cfg, log, appr)
 				if err != nil {
 					return exitWith(exitUsage, err)
@@ -143,23 +153,35 @@ func runCommand() *cli.Command {
 					Workspace: cfg.Workspace, WorkspaceMode: recordedMode,
 					PolicyPath: p.Source(), PolicySHA256: p.SHA256, Version: agentbox.Version,
 					MaxSteps: c.Int("max-steps"), MaxCallsPerTurn: c.Int("max-calls-per-turn"), SessionTimeout: timeout, Plan: c.Bool("plan"),
-					Memory: mem, Events: events,
-					Start: func(ctx context.Context) (sandbox.Session, error) { return rt.Start(ctx, cfg) },
+					Memory: mem, Events: events, Before: before,
+					Start: func(ctx context.Context) (sandbox.Session, error) {
+						sess, err := rt.Start(ctx, cfg)
+						if err != nil && cp != nil && cp.Kind == workspace.KindOverlay && isMountError(err) {
+							// The engine could not mount the overlay: a real copy.
+							fmt.Fprintf(c.App.ErrWriter, "the engine could not mount the overlay (%v); falling back to a real copy\n", err)
+							_ = cp.Remove()
+							if cp, err = newCopyWith(p, &cfg, true); err != nil {
+								return nil, err
+							}
+							fmt.Fprintln(c.App.ErrWriter, cp.Describe())
+							sess, err = rt.Start(ctx, cfg)
+						}
+						return sess, err
+					},
+					Changes: copyChanges(&cp),
 				})
 				if tools.Session == nil {
 					return err // the sandbox did not start; nothing was recorded
 				}
-				if wc != nil {
-					// Nothing may still run in the copy while it is applied.
+				if cp != nil {
+					// Nothing may still run in the copy while it is recorded.
 					closeSession()
-					var aerr error
-					keepCopy, aerr = finishCopy(c, wc, res)
-					if aerr != nil && err == nil {
+					if aerr := finishCopy(c, cp, &res); aerr != nil && err == nil {
 						err = aerr
 					}
 				}
 				printResult(c, res, log.Redact)
-				if errors.Is(err, workspace.ErrConflict) {
+				if errors.Is(err, workspace.ErrConflict) || errors.Is(err, workspace.ErrIncomplete) || errors.Is(err, workspace.ErrGuarded) {
 					return exitWith(exitFailed, err)
 				}
 				if err != nil {
@@ -205,20 +227,42 @@ func newModel(c *cli.Context, printer *agent.Printer) (agent.Model, string, erro
 	return m, name, nil
 }
 
-// finishCopy applies the copy's changes (--apply) or says where they are;
-// keep reports whether the copy must stay for the user.
-func finishCopy(c *cli.Context, wc *workspace.WorkCopy, res agent.Result) (keep bool, err error) {
+// copyChanges is the run's change lister for the copy *cp (nil: snapshots);
+// it reads *cp when called, as a fallback may have replaced the copy.
+func copyChanges(cp **workspace.Copy) func() ([]audit.FileChange, error) {
+	if *cp == nil {
+		return nil
+	}
+	return func() ([]audit.FileChange, error) { return (*cp).Scan() }
+}
+
+// finishCopy records the copy's changes once the sandbox is gone, then
+// applies them (--apply) or prints how to review and apply them.
+func finishCopy(c *cli.Context, cp *workspace.Copy, res *agent.Result) error {
 	w := c.App.ErrWriter
-	if len(res.FilesChanged) == 0 {
-		return false, nil
+	changes, err := cp.Finish()
+	if err != nil {
+		return err
+	}
+	res.FilesChanged = changes
+	if cp.DiskFull {
+		fmt.Fprintf(w, "the session filled its disk bound (%s, sandbox.limits.disk): writes past it failed inside the sandbox with ENOSPC\n", cp.DiskBound)
+	}
+	n := len(workspace.Counted(changes))
+	if n == 0 {
+		return nil
+	}
+	if why := workspace.Incomplete(changes); why != "" {
+		fmt.Fprintf(w, "the change list of session %s is INCOMPLETE (%s): nothing can be applied from it; the copy stays in %s\n", cp.Session, why, cp.Root)
+		return fmt.Errorf("%w (%s)", workspace.ErrIncomplete, why)
 	}
 	if !c.Bool("apply") {
-		fmt.Fprintf(w, "%d file(s) changed in the copy %s; the workspace is untouched (rerun with --apply to apply changes)\n", len(res.FilesChanged), wc.Dir)
-		return true, nil
+		fmt.Fprintf(w, "%d change(s) wait in session %s; the workspace is untouched.\n  review: agentbox changes %s\n  apply:  agentbox apply %s\n", n, cp.Session, cp.Session, cp.Session)
+		return nil
 	}
-	if err := wc.Apply(res.FilesChanged); err != nil {
-		return true, err
+	if err := cp.Apply(); err != nil {
+		return err
 	}
-	fmt.Fprintf(w, "applied %d change(s) to %s\n", len(res.FilesChanged), wc.Src)
-	return false, nil
+	fmt.Fprintf(w, "applied %d change(s) to %s\n", n, cp.Workspace)
+	return nil
 }

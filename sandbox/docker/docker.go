@@ -70,6 +70,10 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 		return nil, err
 	}
 	ccfg, hc := containerSpec(cfg, exe, id, d.owner, d.host, prof, masks.mounts)
+	if err := applyOverlay(cfg, hc); err != nil {
+		masks.remove()
+		return nil, err
+	}
 	ccfg.Image = img.ID // run exactly the image inspected (and audited), not whatever the tag points to later
 	applyGVisor(cfg, hc)
 	if err := q.apply(ccfg, hc); err != nil {

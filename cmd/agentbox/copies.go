@@ -1,0 +1,199 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/workspace"
+	"github.com/urfave/cli/v2"
+)
+
+// newCopy makes the workspace copy of a copy-mode run and points cfg at it.
+func newCopy(p *policy.Policy, cfg *sandbox.Config) (*workspace.Copy, error) {
+	return newCopyWith(p, cfg, os.Getenv("AGENTBOX_OVERLAY") == "off")
+}
+
+func newCopyWith(p *policy.Policy, cfg *sandbox.Config, noOverlay bool) (*workspace.Copy, error) {
+	store, err := workspace.DefaultStore(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	src := cfg.Workspace
+	if cfg.SessionID == "" {
+		cfg.SessionID = sandbox.NewID()
+	}
+	cp, err := workspace.NewCopy(store, src, workspace.CopyOptions{
+		Session: cfg.SessionID, DiskBytes: p.Sandbox.DiskBytes, DiskRequired: p.Sandbox.DiskSet, NoOverlay: noOverlay,
+	})
+	if err != nil {
+		return nil, err
+	}
+	cp.Configure(cfg)
+	return cp, nil
+}
+
+// isMountError: the engine could not mount the workspace volume.
+func isMountError(err error) bool {
+	return strings.Contains(err.Error(), "mount local volume") || strings.Contains(err.Error(), "overlay")
+}
+
+func copyStore() (workspace.Store, error) {
+	s, err := workspace.DefaultStore(os.Getenv)
+	if err != nil {
+		return s, exitWith(exitUsage, err)
+	}
+	return s, nil
+}
+
+func changesCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "changes",
+		Usage:     "list sessions with pending changes, or show one session's changes (a unified diff)",
+		ArgsUsage: "[SESSION]",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "stat", Usage: "list the changed files, not the diff"},
+			&cli.BoolFlag{Name: "all", Usage: "list applied, discarded and empty sessions too"},
+		},
+		Action: func(c *cli.Context) error {
+			store, err := copyStore()
+			if err != nil {
+				return err
+			}
+			if c.NArg() == 0 {
+				return listCopies(c, store)
+			}
+			cp, err := store.Load(c.Args().First())
+			if err != nil {
+				return exitWith(exitUsage, err)
+			}
+			if c.Bool("stat") || cp.State != workspace.StatePending {
+				return statCopy(c, cp)
+			}
+			return workspace.WritePatch(c.App.Writer, cp.Workspace, cp.ChangedRoot(), cp.Meta.Changes)
+		},
+	}
+}
+
+func listCopies(c *cli.Context, store workspace.Store) error {
+	list, err := store.List()
+	if err != nil {
+		return exitWith(exitFailed, err)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	n := 0
+	for _, m := range list {
+		if m.State != workspace.StatePending && !c.Bool("all") {
+			continue
+		}
+		if n == 0 {
+			fmt.Fprintln(tw, "SESSION\tSTATE\tCHANGES\tKIND\tCREATED\tWORKSPACE")
+		}
+		n++
+		count := fmt.Sprint(len(workspace.Counted(m.Changes)))
+		if workspace.Incomplete(m.Changes) != "" {
+			count += " (incomplete)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.Session, m.State, count, m.Kind, m.Created.Local().Format(time.DateTime), m.Workspace)
+	}
+	if n == 0 {
+		fmt.Fprintln(c.App.Writer, "no pending changes")
+	}
+	return tw.Flush()
+}
+
+func statCopy(c *cli.Context, cp *workspace.Copy) error {
+	w := c.App.Writer
+	fmt.Fprintf(w, "session %s (%s, %s) on %s: %s\n", cp.Session, cp.State, cp.Kind, cp.Workspace, plural(len(workspace.Counted(cp.Meta.Changes)), "change"))
+	for _, ch := range cp.Meta.Changes {
+		if ch.Change == workspace.ChangeIncomplete {
+			fmt.Fprintf(w, "  INCOMPLETE %s\n", ch.Path)
+			continue
+		}
+		fmt.Fprintf(w, "  %-8s %s (%d bytes)\n", ch.Change, ch.Path, ch.Bytes)
+	}
+	return nil
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func applyCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "apply",
+		Usage:     "apply a session's pending changes to its workspace (nothing is applied if the workspace changed there meanwhile)",
+		ArgsUsage: "SESSION",
+		Action: func(c *cli.Context) error {
+			cp, err := loadCopyArg(c)
+			if err != nil {
+				return err
+			}
+			n := len(workspace.Counted(cp.Meta.Changes))
+			if err := cp.Apply(); err != nil {
+				if errors.Is(err, workspace.ErrConflict) || errors.Is(err, workspace.ErrIncomplete) || errors.Is(err, workspace.ErrNotPending) {
+					return exitWith(exitFailed, err)
+				}
+				return exitWith(exitFailed, fmt.Errorf("applying session %s: %w", cp.Session, err))
+			}
+			fmt.Fprintf(c.App.ErrWriter, "applied %s to %s\n", plural(n, "change"), cp.Workspace)
+			return nil
+		},
+	}
+}
+
+func discardCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "discard",
+		Usage:     "remove a session's workspace copy and its pending changes",
+		ArgsUsage: "SESSION",
+		Action: func(c *cli.Context) error {
+			cp, err := loadCopyArg(c)
+			if err != nil {
+				return err
+			}
+			store, _ := copyStore()
+			if err := store.Discard(cp.Session); err != nil {
+				return exitWith(exitFailed, err)
+			}
+			fmt.Fprintf(c.App.ErrWriter, "discarded the changes of session %s\n", cp.Session)
+			return nil
+		},
+	}
+}
+
+func loadCopyArg(c *cli.Context) (*workspace.Copy, error) {
+	if c.NArg() != 1 {
+		return nil, usageError{fmt.Errorf("%s needs one SESSION (see agentbox changes)", c.Command.Name)}
+	}
+	store, err := copyStore()
+	if err != nil {
+		return nil, err
+	}
+	cp, err := store.Load(c.Args().First())
+	if err != nil {
+		return nil, exitWith(exitUsage, err)
+	}
+	return cp, nil
+}
+
+// gcCopies removes applied, discarded, empty and expired copies.
+func gcCopies(c *cli.Context) error {
+	store, err := copyStore()
+	if err != nil {
+		return err
+	}
+	removed, err := store.GC(workspace.DefaultTTL, time.Now())
+	for _, s := range removed {
+		fmt.Fprintf(c.App.Writer, "removed the workspace copy of session %s\n", s)
+	}
+	return err
+}

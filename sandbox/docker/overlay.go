@@ -1,0 +1,51 @@
+package docker
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agentbox/agentbox/sandbox"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+)
+
+// overlayOptions are the overlay mount options of a copy-on-write
+// workspace. userxattr keeps overlay's markers (opaque directories) in
+// user.* attributes, which agentbox can read without privileges; it also
+// turns off redirects and metacopy, so the upper directory alone is the
+// exact change set (whole files, whiteouts, opaque directories).
+const overlayOptions = "userxattr,redirect_dir=nofollow,metacopy=off,index=off,nosuid,nodev"
+
+// applyOverlay replaces the workspace mount by an anonymous local volume
+// that the engine mounts as an overlay: cfg.Workspace the read-only lower
+// layer, cfg.Overlay.Upper the upper one. The engine (dockerd, root)
+// mounts it, so this works for non-root users; the volume goes with the
+// container (RemoveVolumes).
+func applyOverlay(cfg sandbox.Config, hc *container.HostConfig) error {
+	if cfg.Overlay == nil {
+		return nil
+	}
+	for _, p := range []string{cfg.Workspace, cfg.Overlay.Upper, cfg.Overlay.Work} {
+		if p == "" || strings.ContainsAny(p, ",:\\=") {
+			return fmt.Errorf("%w: the path %q cannot be an overlay layer (empty, or holds , : \\ or =); use a real copy (AGENTBOX_OVERLAY=off)", sandbox.ErrConfig, p)
+		}
+	}
+	m := mount.Mount{
+		Type:   mount.TypeVolume,
+		Target: sandbox.WorkspaceDir,
+		VolumeOptions: &mount.VolumeOptions{DriverConfig: &mount.Driver{Name: "local", Options: map[string]string{
+			"type":   "overlay",
+			"device": "overlay",
+			"o": fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,%s",
+				cfg.Workspace, cfg.Overlay.Upper, cfg.Overlay.Work, overlayOptions),
+		}}},
+	}
+	for i, old := range hc.Mounts {
+		if old.Target == sandbox.WorkspaceDir {
+			hc.Mounts[i] = m
+			return nil
+		}
+	}
+	hc.Mounts = append([]mount.Mount{m}, hc.Mounts...)
+	return nil
+}

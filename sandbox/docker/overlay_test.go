@@ -1,0 +1,43 @@
+package docker
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentbox/agentbox/sandbox"
+	"github.com/docker/docker/api/types/mount"
+)
+
+// TestOverlayMountSpec: a copy's workspace is an engine-mounted overlay
+// volume in place of the bind mount; paths overlay options cannot carry
+// are refused.
+func TestOverlayMountSpec(t *testing.T) {
+	cfg := sandbox.Config{Workspace: "/ws", Overlay: &sandbox.Overlay{Upper: "/st/upper", Work: "/st/work"}}
+	_, hc := containerSpec(cfg, "/exe", "0123456789abcdef", map[string]string{LabelOwner: "1:2"}, "h", "{}", nil)
+	if err := applyOverlay(cfg, hc); err != nil {
+		t.Fatal(err)
+	}
+	var ws *mount.Mount
+	for i := range hc.Mounts {
+		if hc.Mounts[i].Target == sandbox.WorkspaceDir {
+			if ws != nil {
+				t.Fatal("two workspace mounts")
+			}
+			ws = &hc.Mounts[i]
+		}
+	}
+	if ws == nil || ws.Type != mount.TypeVolume || ws.Source != "" || ws.VolumeOptions == nil {
+		t.Fatalf("workspace mount %+v", ws)
+	}
+	o := ws.VolumeOptions.DriverConfig.Options
+	if o["type"] != "overlay" || !strings.HasPrefix(o["o"], "lowerdir=/ws,upperdir=/st/upper,workdir=/st/work,userxattr") ||
+		!strings.Contains(o["o"], "nosuid,nodev") {
+		t.Errorf("options %v", o)
+	}
+	bad := cfg
+	bad.Workspace = "/a,b"
+	if err := applyOverlay(bad, hc); !errors.Is(err, sandbox.ErrConfig) {
+		t.Errorf("a comma in a layer path: %v", err)
+	}
+}

@@ -1,0 +1,116 @@
+package workspace
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/agentbox/agentbox/audit"
+)
+
+// Change kinds beside audit's added, modified and deleted.
+const (
+	// ChangeMode: only the permission bits changed.
+	ChangeMode = "mode"
+	// ChangeIncomplete marks a change list that misses changes: a bound
+	// was reached. It is always the last entry; its Path says why.
+	ChangeIncomplete = "incomplete"
+)
+
+// ErrIncomplete: the change list misses changes, so nothing is applied.
+var ErrIncomplete = errors.New("the change list is incomplete")
+
+// IncompleteMarker is the last entry of a change list that misses changes.
+func IncompleteMarker(why string) audit.FileChange {
+	return audit.FileChange{Path: "(incomplete: " + why + ")", Change: ChangeIncomplete}
+}
+
+// Incomplete reports why changes misses changes ("" when it is complete).
+func Incomplete(changes []audit.FileChange) string {
+	for _, c := range changes {
+		if c.Change == ChangeIncomplete {
+			return strings.TrimSuffix(strings.TrimPrefix(c.Path, "(incomplete: "), ")")
+		}
+	}
+	return ""
+}
+
+// Counted is changes without the incomplete marker.
+func Counted(changes []audit.FileChange) []audit.FileChange {
+	out := make([]audit.FileChange, 0, len(changes))
+	for _, c := range changes {
+		if c.Change != ChangeIncomplete {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// hasher hashes changed entries up to a total byte bound.
+type hasher struct {
+	max        int64
+	done       int64
+	incomplete string
+}
+
+// sum is the sha256 of the entry at p (a symlink: of "symlink:"+target),
+// or "" when it is not a regular file or symlink, cannot be read, or the
+// bound is reached (which makes the list incomplete: apply checks sums).
+func (h *hasher) sum(p string, st Stat) string {
+	switch {
+	case st.Mode&fs.ModeSymlink != 0:
+		target, err := os.Readlink(p)
+		if err != nil {
+			return ""
+		}
+		s := sha256.Sum256([]byte("symlink:" + target))
+		return hex.EncodeToString(s[:])
+	case !st.Mode.IsRegular():
+		return ""
+	}
+	if h.done+st.Size > h.max {
+		if h.incomplete == "" {
+			h.incomplete = fmt.Sprintf("more than %d MiB of changed files to hash", h.max>>20)
+		}
+		return ""
+	}
+	sum, n, err := hashFile(p)
+	if err != nil {
+		return ""
+	}
+	h.done += n
+	return sum
+}
+
+// hashFile hashes the regular file p, refusing to follow a symlink or
+// block on a FIFO that replaced it.
+func hashFile(p string) (string, int64, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|OpenNoFollow, 0)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	return hashOpen(f)
+}
+
+// hashOpen hashes the open file f, which must be a regular file.
+func hashOpen(f *os.File) (string, int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return "", 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", 0, errors.New("not a regular file")
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
