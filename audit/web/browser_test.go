@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -96,13 +97,20 @@ func startViewer(t *testing.T) viewer {
 	lines := strings.SplitAfter(string(b), "\n")
 	lines = append(lines[:16:16], lines[17:]...) // one record deleted
 	os.WriteFile(bad, []byte(strings.Join(lines, "")), 0o600)
-	s, err := New([]string{good, bad}, Options{Poll: 20 * time.Millisecond})
+	alice := "7f3c9a1e-0b4d-4e21-9a55-2c8e1f0d3b71"
+	s, err := New([]string{good, bad}, Options{Poll: 20 * time.Millisecond, Diff: func(session string, w io.Writer) error {
+		if session != alice {
+			return ErrNoCopy
+		}
+		_, err := io.WriteString(w, "--- a/parser/quote.go\n+++ b/parser/quote.go\n@@ -1 +1 @@\n-split(s)\n+splitQuoted(s)\n")
+		return err
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)
-	return viewer{url: ts.URL + "/", intact: good, bad: bad, aliceSession: "7f3c9a1e-0b4d-4e21-9a55-2c8e1f0d3b71"}
+	return viewer{url: ts.URL + "/", intact: good, bad: bad, aliceSession: alice}
 }
 
 func TestBrowserViewer(t *testing.T) {
@@ -125,7 +133,9 @@ func TestBrowserViewer(t *testing.T) {
 	}
 	count(t, ctx, "#timeline .ev", 13)
 	tl := text(t, ctx, "#timeline")
-	for _, s := range []string{"go test ./parser/...", "exit 1", "FAIL: TestParseQuoted", "files.read.deny[0]", "proxy.golang.org:443", "ALARM", "Allow? [y]es", "run the tests again", "I will run the test suite", "parser/quote_test.go"} {
+	// The diff of the session's copy (still pending) is shown.
+	count(t, ctx, "#timeline .diff pre", 1)
+	for _, s := range []string{"go test ./parser/...", "exit 1", "FAIL: TestParseQuoted", "files.read.deny[0]", "proxy.golang.org:443", "ALARM", "Allow? [y]es", "run the tests again", "I will run the test suite", "parser/quote_test.go", "+splitQuoted(s)"} {
 		if !strings.Contains(tl, s) {
 			t.Errorf("timeline lacks %q", s)
 		}

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
@@ -37,7 +38,15 @@ type Options struct {
 	// Poll is how often a live feed looks for new records
 	// (audit.DefaultPoll when zero).
 	Poll time.Duration
+	// Diff writes the unified diff of a session's changes while its
+	// workspace copy still exists (copy mode, batch); nil, or ErrNoCopy,
+	// shows none.
+	Diff func(session string, w io.Writer) error
 }
+
+// ErrNoCopy is what Options.Diff returns for a session whose copy is gone
+// (applied, discarded, collected) or never existed (rw mode).
+var ErrNoCopy = errors.New("web: no workspace copy of this session")
 
 // Server is the viewer's http.Handler.
 type Server struct {
@@ -69,6 +78,7 @@ func New(files []string, opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /api/sessions", s.handleSessions)
 	s.mux.HandleFunc("GET /api/records", s.handleRecords)
 	s.mux.HandleFunc("GET /api/events", s.handleEvents)
+	s.mux.HandleFunc("GET /api/diff", s.handleDiff)
 	return s, nil
 }
 
@@ -184,6 +194,27 @@ func (s *Server) handleRecords(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, recs)
+}
+
+// handleDiff answers the unified diff of a session's changes as text, or
+// 404 when its copy is gone or there is none.
+func (s *Server) handleDiff(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("session")
+	if s.opts.Diff == nil || id == "" {
+		http.Error(w, "no diff", http.StatusNotFound)
+		return
+	}
+	var b strings.Builder
+	if err := s.opts.Diff(id, &b); err != nil {
+		if errors.Is(err, ErrNoCopy) {
+			http.Error(w, "no workspace copy of this session", http.StatusNotFound)
+			return
+		}
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = io.WriteString(w, b.String())
 }
 
 // handleEvents streams every record appended to the log after the

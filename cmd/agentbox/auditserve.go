@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentbox/agentbox/workspace"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -42,7 +44,7 @@ func auditServeCommand() *cli.Command {
 			if err != nil {
 				return exitWith(exitUsage, err)
 			}
-			opts := web.Options{Key: key}
+			opts := web.Options{Key: key, Diff: copyDiff}
 			addr := c.String("addr")
 			if !web.IsLoopback(addr) {
 				if !c.IsSet("addr") {
@@ -88,4 +90,24 @@ func serveUntil(ctx context.Context, ln net.Listener, h http.Handler) error {
 	}
 	<-errc
 	return nil
+}
+
+// copyDiff is the viewer's diff of a session's changes while its copy-mode
+// workspace copy is still pending in the state directory.
+func copyDiff(session string, w io.Writer) error {
+	store, err := workspace.DefaultStore(os.Getenv)
+	if err != nil {
+		return web.ErrNoCopy
+	}
+	cp, err := store.Load(session)
+	if errors.Is(err, workspace.ErrNoSession) {
+		return web.ErrNoCopy
+	}
+	if err != nil {
+		return err
+	}
+	if cp.State != workspace.StatePending {
+		return web.ErrNoCopy
+	}
+	return workspace.WritePatch(w, cp.Workspace, cp.ChangedRoot(), cp.Meta.Changes)
 }

@@ -14,6 +14,18 @@ function api(path, params) {
   });
 }
 
+// diffOf shows the unified diff of a session's changes while its
+// workspace copy still exists (copy mode, batch); nothing otherwise.
+function diffOf(session) {
+  const box = el("div", { class: "diff" });
+  const q = new URLSearchParams({ session: session || "" });
+  if (token) q.set("token", token);
+  fetch("api/diff?" + q.toString()).then(r => r.ok ? r.text() : "").then(t => {
+    if (t) box.replaceChildren(el("div", { class: "muted" }, "diff of the workspace copy (not applied yet)"), el("pre", { class: "mono" }, t));
+  }).catch(() => {});
+  return box;
+}
+
 function el(tag, attrs, ...kids) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
@@ -180,7 +192,15 @@ function eventView(l, fresh) {
       break;
     case "alarm":
       cls += " deny";
-      body.push(el("div", {}, badge("ALARM", "bad"), " ", r.reason || r.error || "", " ", el("span", { class: "mono" }, r.rule || "")));
+      body.push(el("div", {}, badge("ALARM", "bad"), " ", r.reason || r.error || "",
+        r.path ? el("span", { class: "mono" }, r.path + ": " + (r.what || "") + (r.action ? ", " + r.action : "")) : "",
+        " ", el("span", { class: "mono" }, r.rule || "")));
+      break;
+    case "exec_denied":
+      kind = "denied at exec";
+      cls += " deny";
+      body.push(el("div", {}, badge(r.decision || "deny", "bad"), " ", el("span", { class: "mono" }, (r.argv || []).join(" ")),
+        " ", el("span", { class: "muted" }, "pid " + (r.pid || "?")), " ", el("span", { class: "mono" }, r.rule || ""), r.reason ? " — " + r.reason : ""));
       break;
     case "session_end":
       kind = "session end";
@@ -189,6 +209,7 @@ function eventView(l, fresh) {
       if (r.files && r.files.length) body.push(el("table", { class: "files" },
         el("tr", {}, ["change", "path", "bytes", "sha256"].map(h => el("th", {}, h))),
         r.files.map(f => el("tr", {}, el("td", {}, badge(f.change, f.change === "deleted" ? "bad" : f.change === "added" ? "ok" : "info")), el("td", { class: "mono" }, f.path), el("td", { class: "num" }, f.bytes), el("td", { class: "mono muted" }, short(f.sha256, 16))))));
+      if (r.files && r.files.length) body.push(diffOf(r.session));
       break;
     case "error":
       cls += " deny";
