@@ -174,27 +174,6 @@ func planText(plan []string) string {
 	return "plan: " + strings.Join(parts, " ")
 }
 
-func portText(p int) string {
-	if p == 0 {
-		return ""
-	}
-	return fmt.Sprintf(":%d", p)
-}
-
-func bytesText(up, down *int64) string {
-	if up == nil && down == nil {
-		return ""
-	}
-	var u, d int64
-	if up != nil {
-		u = *up
-	}
-	if down != nil {
-		d = *down
-	}
-	return fmt.Sprintf("%d B up, %d B down", u, d)
-}
-
 func durationText(ms *int64) string {
 	if ms == nil {
 		return ""
