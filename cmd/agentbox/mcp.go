@@ -53,6 +53,7 @@ func mcpCommand() *cli.Command {
 				return err
 			}
 			defer log.Close()
+			cfg = agent.WithEgress(cfg, p, log) // network: proxy
 			in, out, err := mcpStdio(c)
 			if err != nil {
 				return err
