@@ -28,16 +28,9 @@ var _ executor.Judge = policyJudge{}
 // argv[0] does not name, and the stricter of the two decisions wins.
 func (j policyJudge) JudgeExec(exe string, argv []string) executor.Decision {
 	d := j.p.DecideExec(exe, argv)
-	v := executor.Deny
-	switch d.Verdict {
-	case policy.Allow:
-		v = executor.Allow
-	case policy.Ask:
-		v = executor.Ask
-	}
 	reason := d.Reason
 	if d.Why != "" && !strings.Contains(reason, d.Why) {
 		reason += " (" + d.Why + ")"
 	}
-	return executor.Decision{Verdict: v, Rule: d.Rule, Reason: reason}
+	return executor.Decision{Verdict: d.Verdict, Rule: d.Rule, Reason: reason}
 }

@@ -1,29 +1,22 @@
 package executor
 
 import (
+	"github.com/agentbox/agentbox/policy"
 	"strings"
 	"sync"
 )
 
-// Verdict is what the command rules say about one program as executed.
-type Verdict int
+// Verdict is what the command rules say about one program as executed:
+// the policy's own verdict, so the exec-time layer and the up-front check
+// speak one type.
+type Verdict = policy.Verdict
 
 // Verdicts, least restrictive first.
 const (
-	Allow Verdict = iota
-	Ask
-	Deny
+	Allow = policy.Allow
+	Ask   = policy.Ask
+	Deny  = policy.Deny
 )
-
-func (v Verdict) String() string {
-	switch v {
-	case Allow:
-		return "allow"
-	case Ask:
-		return "ask"
-	}
-	return "deny"
-}
 
 // Decision is a Judge's answer for one argv.
 type Decision struct {
