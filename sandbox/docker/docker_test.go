@@ -250,14 +250,25 @@ func TestKeepBackground(t *testing.T) {
 		}
 		return n
 	}
-	if n := count("sleep 301"); n != 1 {
+	// A kept process runs on between calls; its exec of sleep (after
+	// nohup's) may complete only once the tracer serves it again, during a
+	// later call: poll, with a deadline.
+	waitCount := func(name string, want int) int {
+		deadline := time.Now().Add(15 * time.Second)
+		n := count(name)
+		for n != want && time.Now().Before(deadline) {
+			n = count(name)
+		}
+		return n
+	}
+	if n := waitCount("sleep 301", 1); n != 1 {
 		t.Fatalf("kept background process: %d running, want 1", n)
 	}
 	// One that keeps writing to the call's output must not die of SIGPIPE
 	// once the call has returned.
 	sandboxtest.Exec(t, s, "bash -c 'while :; do echo tick; sleep 0.05; done' & echo started", 10*time.Second)
 	sandboxtest.Exec(t, s, "sleep 0.5", 10*time.Second)
-	if n := count("bash -c while :; do echo tick; sleep 0.05; done"); n != 1 {
+	if n := waitCount("bash -c while :; do echo tick; sleep 0.05; done", 1); n != 1 {
 		t.Errorf("a kept background process that writes output died: %d running", n)
 	}
 	res = sandboxtest.Exec(t, s, "setsid sleep 302 & sleep 300", time.Second)
