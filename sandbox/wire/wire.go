@@ -51,6 +51,9 @@ const (
 	OpPing = "ping"
 	// OpAnswer answers an Ask the executor sent during an exec.
 	OpAnswer = "answer"
+	// OpStream carries one frame of a proxied connection (Request.Stream)
+	// when the hello asked for ProxyChannel; no answer.
+	OpStream = "stream"
 )
 
 // Rules mirror sandbox.FileRules: globs relative to /workspace.
@@ -70,6 +73,12 @@ type Request struct {
 	// proxy inside the container; set, the executor runs the forwarder of
 	// `network: proxy` on sandbox.ProxyListenAddr.
 	Proxy string `json:"proxy,omitempty"`
+	// ProxyChannel (hello only) runs the forwarder of `network: proxy` on
+	// sandbox.ProxyListenAddr with every connection carried as a stream
+	// over this channel (see stream.go) instead of a socket.
+	ProxyChannel bool `json:"proxy_channel,omitempty"`
+	// Stream is the frame of an OpStream request.
+	Stream *StreamFrame `json:"stream,omitempty"`
 
 	Command   string `json:"command,omitempty"`
 	TimeoutMS int64  `json:"timeout_ms,omitempty"`
@@ -94,7 +103,12 @@ type Request struct {
 
 // Response is one executor-to-host message.
 type Response struct {
-	ID    uint64 `json:"id"`
+	ID uint64 `json:"id"`
+	// Seq numbers the frames the executor sends on its own (stream frames,
+	// which answer no request, with ID 0): 1, 2, 3, … (see the package doc).
+	Seq    uint64       `json:"seq,omitempty"`
+	Stream *StreamFrame `json:"stream,omitempty"`
+
 	Error string `json:"error,omitempty"`
 	// Denied is set when the resolved path is refused by the rules.
 	Denied bool   `json:"denied,omitempty"`
