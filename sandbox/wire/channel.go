@@ -9,8 +9,9 @@ import (
 	"github.com/agentbox/agentbox/sandbox"
 )
 
-// errStreamProtocol marks a stream frame no honest executor sends.
-var errStreamProtocol = errors.New("the executor broke the proxy stream protocol")
+// errStreamProtocol marks an authenticated stream frame no honest peer
+// sends.
+var errStreamProtocol = errors.New("the proxy stream protocol was broken")
 
 // relayFrame checks one executor-originated frame (sequence, shape) and
 // hands it to the relay. The reader calls it; it never blocks.
