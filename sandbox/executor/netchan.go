@@ -28,6 +28,7 @@ func (s *Server) startChannelForwarder() (stop func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("network proxy forwarder: %w (is something else on %s?)", err, addr)
 	}
+	s.proxyAddr = ln.Addr().String()
 	s.link.mux = wire.NewMux(s.link.sendStream)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
