@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -54,9 +53,6 @@ func (c *Client) sendStream(f *StreamFrame) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.nextID++
-	var buf bytes.Buffer
-	if err := WriteRequest(&buf, c.key, &Request{ID: c.nextID, Op: OpStream, Stream: f}); err != nil {
-		return err
-	}
-	return c.write(context.Background(), buf.Bytes(), streamWait)
+	frame := streamFrameBytes(c.key, &Request{ID: c.nextID, Op: OpStream, Stream: f})
+	return c.write(context.Background(), frame, streamWait)
 }

@@ -30,7 +30,7 @@ const (
 	// StreamWindow is how much one side may send on one stream before the
 	// receiver grants more: what each side buffers per stream at most. A
 	// stuck reader stops its sender; it never holds up the channel.
-	StreamWindow = 128 << 10
+	StreamWindow = 256 << 10
 	// MaxStreams bounds the streams open at once. The executor refuses
 	// connections beyond it; an executor that opens more is broken or
 	// hostile, and the host ends the session.
