@@ -69,7 +69,7 @@ func TestChannelManyStreams(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	testEventually(t, "every stream counted out on both sides", func() bool { return f.mux.Len() == 0 && c.relay.mux.Len() == 0 })
+	testEventually(t, "every stream counted out on both sides", func() bool { return f.mux.count() == 0 && c.relay.mux.count() == 0 })
 	if f.killed.Load() != 0 {
 		t.Error("the sandbox was killed")
 	}

@@ -153,8 +153,8 @@ func (m *Mux) remove(s *streamConn) {
 	}
 }
 
-// Len reports the streams open now.
-func (m *Mux) Len() int {
+// count reports the streams open now.
+func (m *Mux) count() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.streams)
