@@ -128,13 +128,7 @@ type Request struct {
 
 // Response is one executor-to-host message.
 type Response struct {
-	ID uint64 `json:"id"`
-	// Seq numbers the frames the executor sends on its own (stream frames,
-	// which answer no request, with ID 0): 1, 2, 3, … (see the package doc).
-	// Stream frames are binary (see codec.go), never JSON.
-	Seq    uint64       `json:"-"`
-	Stream *StreamFrame `json:"-"`
-
+	ID    uint64 `json:"id"`
 	Error string `json:"error,omitempty"`
 	// Denied is set when the resolved path is refused by the rules.
 	Denied bool   `json:"denied,omitempty"`
@@ -163,6 +157,12 @@ type Response struct {
 	Dropped  int        `json:"programs_dropped,omitempty"`
 	Execs    []ExecStop `json:"denied_execs,omitempty"`
 	Alarms   []Alarm    `json:"alarms,omitempty"`
+
+	// Seq numbers the frames the executor sends on its own (stream frames,
+	// which answer no request, with ID 0): 1, 2, 3, … (see the package doc).
+	// Stream frames are binary (see codec.go), never JSON.
+	Seq    uint64       `json:"-"`
+	Stream *StreamFrame `json:"-"`
 }
 
 // ErrFrameTooLarge is returned for a frame whose length exceeds MaxFrame.
