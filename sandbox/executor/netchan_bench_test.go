@@ -30,7 +30,7 @@ func BenchmarkProxyChannelDownload(b *testing.B) {
 		return a, nil
 	}})
 	defer c.Close()
-	if err := c.HelloConfig(context.Background(), sandbox.Config{}, ""); err != nil {
+	if err := c.HelloConfig(context.Background(), sandbox.Config{Network: sandbox.NetworkProxy}, ""); err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(size)

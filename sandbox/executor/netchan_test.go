@@ -38,7 +38,7 @@ func TestServeProxyChannel(t *testing.T) {
 	go func() { served <- s.Serve(inR, outW); outW.Close() }()
 	c := wire.NewClient(wire.Transport{Stream: pipeStream{Reader: outR, w: inW, r: outR}, DialProxy: dialTCP(echoHost(t))})
 	defer c.Close()
-	if err := c.HelloConfig(context.Background(), sandbox.Config{}, ""); err != nil {
+	if err := c.HelloConfig(context.Background(), sandbox.Config{Network: sandbox.NetworkProxy}, ""); err != nil {
 		t.Fatal(err)
 	}
 	addr := s.proxyAddr

@@ -332,14 +332,20 @@ func TestChannelReflectedFrames(t *testing.T) {
 	}
 }
 
-// A transport with DialProxy refuses a socket too.
-func TestChannelAndSocketRefused(t *testing.T) {
-	hostEnd, execEnd := net.Pipe()
-	defer execEnd.Close()
-	c := NewClient(Transport{Stream: hostEnd, DialProxy: echoDial(t)})
-	defer c.Close()
-	if err := c.HelloConfig(context.Background(), sandbox.Config{}, "/run/x.sock"); !errors.Is(err, sandbox.ErrConfig) {
-		t.Errorf("both: %v, want ErrConfig", err)
+// A transport with DialProxy refuses a socket too, and any network mode
+// but proxy (a backend's mistake must not open egress).
+func TestChannelMisuseRefused(t *testing.T) {
+	for _, tc := range []struct {
+		network sandbox.NetworkMode
+		socket  string
+	}{{sandbox.NetworkProxy, "/run/x.sock"}, {sandbox.NetworkNone, ""}, {"", ""}, {sandbox.NetworkOpen, ""}} {
+		hostEnd, execEnd := net.Pipe()
+		c := NewClient(Transport{Stream: hostEnd, DialProxy: echoDial(t)})
+		if err := c.HelloConfig(context.Background(), sandbox.Config{Network: tc.network}, tc.socket); !errors.Is(err, sandbox.ErrConfig) {
+			t.Errorf("network %q socket %q: %v, want ErrConfig", tc.network, tc.socket, err)
+		}
+		c.Close()
+		execEnd.Close()
 	}
 }
 

@@ -132,10 +132,11 @@ func (c *Client) Hello(ctx context.Context, outputCap int, keep bool) error {
 // cfg.Enforce.Approve), the effects check, the pids limit, and the dead
 // man's switch, whose heartbeat this client then sends until Close; and
 // the proxy socket of `network: proxy` ("" = no forwarder, or the
-// forwarder over this channel when the Transport has DialProxy).
+// forwarder over this channel when the Transport has DialProxy, which is
+// refused for any cfg.Network but proxy).
 func (c *Client) HelloConfig(ctx context.Context, cfg sandbox.Config, proxySocket string) error {
-	if proxySocket != "" && c.relay != nil {
-		return fmt.Errorf("%w: network: proxy over both a socket and the channel (internal error)", sandbox.ErrConfig)
+	if c.relay != nil && (proxySocket != "" || cfg.Network != sandbox.NetworkProxy) {
+		return fmt.Errorf("%w: the proxy channel is for network: proxy without a socket (network %q, socket %q; internal error)", sandbox.ErrConfig, cfg.Network, proxySocket)
 	}
 	en := cfg.Enforce
 	req := &Request{Op: OpHello, Key: c.key, Cap: cfg.OutputCap, Keep: cfg.KeepBackground,

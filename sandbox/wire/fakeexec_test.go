@@ -62,7 +62,7 @@ func startChannel(t *testing.T, dial func(context.Context) (net.Conn, error)) (*
 		helloed <- f.reply(&Response{ID: hello.ID})
 		f.serve(hello.ID)
 	}()
-	if err := c.Hello(context.Background(), 0, false); err != nil {
+	if err := c.HelloConfig(context.Background(), sandbox.Config{Network: sandbox.NetworkProxy}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-helloed; err != nil {
