@@ -219,6 +219,9 @@ func (s *streamConn) CloseWrite() error {
 	s.mu.Lock()
 	s.eofSent = true
 	done := s.gotEOF
+	if done {
+		s.peerDone = true
+	}
 	s.mu.Unlock()
 	if done {
 		s.m.released(s)
