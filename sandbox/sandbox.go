@@ -71,6 +71,12 @@ type Config struct {
 	// far older than this.
 	SessionTimeout time.Duration
 	Overlay        *Overlay // non-nil: /workspace is an overlay with Workspace as its read-only lower layer
+
+	// ProxyOverChannel carries NetworkProxy connections over the executor's
+	// channel (package wire's proxy streams) instead of a unix socket
+	// mounted into the sandbox. Backends that cannot mount a host socket
+	// always do; for Docker it is an option (the socket is the default).
+	ProxyOverChannel bool
 }
 
 // Overlay is a copy-on-write view of the workspace: Workspace is the

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync"
 	"time"
 
@@ -41,6 +42,15 @@ type Transport struct {
 	Explain func(err error) string
 	// Diag, if set, returns what the executor wrote to its stderr.
 	Diag func() string
+	// DialProxy, if set, carries `network: proxy` over this channel (see
+	// stream.go): the hello asks the executor to listen on
+	// sandbox.ProxyListenAddr and to open a stream for each connection,
+	// and the client dials the host-side proxy with DialProxy for each
+	// stream and relays its bytes. The executor names no address: nothing
+	// else is dialed. A failed dial refuses that connection (HTTP 502).
+	// The context ends when the client closes. Pass "" as HelloConfig's
+	// proxy socket then.
+	DialProxy func(ctx context.Context) (net.Conn, error)
 }
 
 type frame struct {
@@ -65,6 +75,9 @@ type Client struct {
 
 	approve func(ctx context.Context, ask sandbox.ExecAsk) bool
 
+	relay     *relay // DialProxy set: the proxied connections
+	streamSeq uint64 // the last stream frame's Seq (the reader's)
+
 	closeOnce sync.Once
 }
 
@@ -73,6 +86,9 @@ type Client struct {
 func NewClient(t Transport) *Client {
 	c := &Client{t: t, key: make([]byte, 32), frames: make(chan frame, 1), done: make(chan struct{})}
 	_, _ = rand.Read(c.key)
+	if t.DialProxy != nil {
+		c.relay = newRelay(t.DialProxy, c.sendStream)
+	}
 	c.wg.Add(1)
 	go c.read()
 	return c
@@ -86,6 +102,14 @@ func (c *Client) read() {
 	}
 	for {
 		resp, err := ReadResponse(c.t.Stream, c.key)
+		if err == nil && (resp.Stream != nil || resp.Seq != 0) {
+			if err = c.relayFrame(resp); err == nil {
+				continue
+			}
+		}
+		if err != nil {
+			c.channelEnded(err)
+		}
 		select {
 		case c.frames <- frame{resp: resp, err: err}:
 		case <-c.done:
@@ -107,12 +131,17 @@ func (c *Client) Hello(ctx context.Context, outputCap int, keep bool) error {
 // the policy's command rules at exec time (asks go to
 // cfg.Enforce.Approve), the effects check, the pids limit, and the dead
 // man's switch, whose heartbeat this client then sends until Close; and
-// the proxy socket of `network: proxy` ("" = no forwarder).
+// the proxy socket of `network: proxy` ("" = no forwarder, or the
+// forwarder over this channel when the Transport has DialProxy, which is
+// refused for any cfg.Network but proxy).
 func (c *Client) HelloConfig(ctx context.Context, cfg sandbox.Config, proxySocket string) error {
+	if c.relay != nil && (proxySocket != "" || cfg.Network != sandbox.NetworkProxy) {
+		return fmt.Errorf("%w: the proxy channel is for network: proxy without a socket (network %q, socket %q; internal error)", sandbox.ErrConfig, cfg.Network, proxySocket)
+	}
 	en := cfg.Enforce
 	req := &Request{Op: OpHello, Key: c.key, Cap: cfg.OutputCap, Keep: cfg.KeepBackground,
 		Policy: en.Policy, PolicyName: en.PolicyName, Approver: en.Approve != nil,
-		Effects: wireRules(en.WriteRules), PidsMax: int(cfg.Pids), Proxy: proxySocket}
+		Effects: wireRules(en.WriteRules), PidsMax: int(cfg.Pids), Proxy: proxySocket, ProxyChannel: c.relay != nil}
 	if en.Heartbeat > 0 {
 		req.DeadlineMS = (3 * en.Heartbeat).Milliseconds()
 	}
@@ -315,7 +344,8 @@ func (c *Client) diag() string {
 }
 
 // Close stops the reader, closes the stream if it is an io.Closer and
-// waits for the reader to return. It does not kill the sandbox.
+// waits for the reader to return, and ends every proxied connection. It
+// does not kill the sandbox.
 func (c *Client) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
@@ -324,6 +354,9 @@ func (c *Client) Close() error {
 			err = cl.Close()
 		}
 		c.wg.Wait()
+		if c.relay != nil {
+			c.relay.stop()
+		}
 	})
 	return err
 }
