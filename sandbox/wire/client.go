@@ -135,6 +135,12 @@ func (c *Client) HelloConfig(ctx context.Context, cfg sandbox.Config, proxySocke
 // Anything wrong with the channel breaks the client for good and kills
 // the sandbox: fail closed.
 func (c *Client) roundTrip(ctx context.Context, req *Request, wait time.Duration) (*Response, error) {
+	return c.exchange(ctx, req, wait, nil)
+}
+
+// exchange is roundTrip that hands the Out frames of a streaming exec to
+// out, in order, before it reads the next frame (see OutChunk).
+func (c *Client) exchange(ctx context.Context, req *Request, wait time.Duration, out func(*OutChunk)) (*Response, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.broken != nil {
@@ -163,6 +169,13 @@ func (c *Client) roundTrip(ctx context.Context, req *Request, wait time.Duration
 			}
 			if f.resp.ID != req.ID {
 				return nil, c.fail(fmt.Errorf("%w: answer for request %d while waiting for %d", sandbox.ErrExecutor, f.resp.ID, req.ID))
+			}
+			if f.resp.Out != nil {
+				if out == nil || !req.StreamOutput {
+					return nil, c.failKilled(fmt.Errorf("%w: an output frame for a %s request that did not ask for one", sandbox.ErrExecutor, req.Op))
+				}
+				out(f.resp.Out)
+				continue
 			}
 			if f.resp.Ask == nil {
 				return f.resp, nil
