@@ -106,6 +106,8 @@ func (b *batcher) schedule(ctx context.Context, tasks []*Task, finish func(Line)
 			case jobs <- t:
 			case <-ctx.Done():
 				return
+			case <-b.brk.open:
+				return // the endpoint keeps failing: start nothing more
 			}
 		}
 	}()
@@ -121,6 +123,9 @@ func (b *batcher) schedule(ctx context.Context, tasks []*Task, finish func(Line)
 		go func() {
 			defer preparers.Done()
 			for t := range jobs {
+				if b.brk.tripped() != "" {
+					continue
+				}
 				p := &prepared{task: t}
 				if !b.cfg.NoPool {
 					p = b.prepare(ctx, t)
@@ -128,6 +133,8 @@ func (b *batcher) schedule(ctx context.Context, tasks []*Task, finish func(Line)
 				select {
 				case ready <- p:
 				case <-ctx.Done():
+					b.discard(ctx, p)
+				case <-b.brk.open:
 					b.discard(ctx, p)
 				}
 			}
@@ -146,7 +153,7 @@ func (b *batcher) schedule(ctx context.Context, tasks []*Task, finish func(Line)
 		go func() {
 			defer workers.Done()
 			for p := range ready {
-				if ctx.Err() != nil {
+				if ctx.Err() != nil || b.brk.tripped() != "" {
 					b.discard(ctx, p)
 					continue
 				}
