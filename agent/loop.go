@@ -70,9 +70,9 @@ type RunConfig struct {
 	SessionTimeout  time.Duration // 0 = none
 	// Hints say what to do when a limit stops the run (batch: the task
 	// file's field); "" = raise --max-steps, sandbox.timeouts.session.
-	Hints LimitHints
-	ContextBudget   int           // estimated tokens; default DefaultContextBudget
-	Plan            bool          // ask for a plan first, then run its steps
+	Hints         LimitHints
+	ContextBudget int  // estimated tokens; default DefaultContextBudget
+	Plan          bool // ask for a plan first, then run its steps
 	// Memory holds past runs of this workspace; nil disables it.
 	Memory      *Memory
 	MemoryLines int  // default DefaultMemoryLines
