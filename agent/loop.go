@@ -68,11 +68,8 @@ type RunConfig struct {
 	// DefaultMaxCallsPerTurn).
 	MaxCallsPerTurn int
 	SessionTimeout  time.Duration // 0 = none
-	// Hints say what to do when a limit stops the run (batch: the task
-	// file's field); "" = raise --max-steps, sandbox.timeouts.session.
-	Hints         LimitHints
-	ContextBudget int  // estimated tokens; default DefaultContextBudget
-	Plan          bool // ask for a plan first, then run its steps
+	ContextBudget   int           // estimated tokens; default DefaultContextBudget
+	Plan            bool          // ask for a plan first, then run its steps
 	// Memory holds past runs of this workspace; nil disables it.
 	Memory      *Memory
 	MemoryLines int  // default DefaultMemoryLines
@@ -84,6 +81,9 @@ type RunConfig struct {
 	// the run waits for the slower of the two, not their sum; it sets
 	// Tools.Session, which the caller closes. Tools.SessionID must be set.
 	Start func(ctx context.Context) (sandbox.Session, error)
+	// Hints say what to do when a limit stops the run (batch: the task
+	// file's field); "" = raise --max-steps, sandbox.timeouts.session.
+	Hints LimitHints
 }
 
 // Result is the outcome of a run (agentbox run --json prints it).
