@@ -112,23 +112,27 @@ func (p *progress) columns() int {
 	return 80
 }
 
-// line is the progress line in at most cols columns: the bar goes first
-// when room is short, then the running task's text is cut.
+// line is the progress line in at most cols columns: when room is short
+// the bar goes first, then the running task's text is cut, then the rest.
 func (p *progress) line(cols int) string {
 	s := fmt.Sprintf("%d/%d  ok %d  failed %d  denied-calls %d", p.done, p.total, p.ok, p.failed, p.denied)
 	if p.ran > 0 && p.ran < p.pending {
 		per := time.Since(p.start) / time.Duration(p.ran)
 		s += "  eta " + shortDuration(per*time.Duration(p.pending-p.ran))
 	}
-	if bar := p.bar(); textutil.Width(bar)+1+textutil.Width(s) <= cols {
-		s = bar + " " + s
-	}
-	if n := len(p.running); n > 0 && cols-textutil.Width(s) >= 12 {
+	cur := ""
+	if n := len(p.running); n > 0 {
 		t := p.running[n-1]
-		cur := "  ▸ " + t.ID + ": " + textutil.OneLine(t.Task, 512)
+		cur = "  ▸ " + t.ID + ": " + textutil.OneLine(t.Task, 512)
 		if n > 1 {
 			cur = fmt.Sprintf("  ▸ %d running, %s: %s", n, t.ID, textutil.OneLine(t.Task, 512))
 		}
+	}
+	// The bar only when the running task keeps room to be read.
+	if bar := p.bar(); textutil.Width(bar)+1+textutil.Width(s)+min(textutil.Width(cur), 32) <= cols {
+		s = bar + " " + s
+	}
+	if cur != "" && cols-textutil.Width(s) >= 12 {
 		s += cur
 	}
 	return textutil.Fit(s, cols)
