@@ -191,14 +191,15 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if elapsed > 0 {
 		s.TasksPerMin = float64(ran) / elapsed.Minutes()
 	}
-	s.Stopped = b.brk.tripped()
+	stopped := b.brk.tripped()
 	for _, t := range cfg.Tasks {
 		l, ok := finished[t.ID]
 		if !ok {
 			s.NotRun++
-			if s.Stopped != "" && ctx.Err() == nil {
+			if stopped != "" && ctx.Err() == nil {
+				s.Stopped = stopped
 				s.Tasks = append(s.Tasks, Line{ID: t.ID, Status: StatusNotStarted, Exit: exitFailed,
-					Error: "model endpoint failing: " + s.Stopped, FilesChanged: []audit.FileChange{}})
+					Error: "model endpoint failing: " + stopped, FilesChanged: []audit.FileChange{}})
 				s.ByStatus[StatusNotStarted]++
 			}
 			continue

@@ -11,7 +11,8 @@ import (
 
 // DefaultEndpointFailures is how many tasks in a row may end with the model
 // endpoint failing (after its retries) before the batch stops starting
-// tasks; an endpoint that rejects the API key stops it at once.
+// tasks that need it; an endpoint that rejects the API key stops them at
+// once. Scripted tasks still start: they never reach the endpoint.
 const DefaultEndpointFailures = 3
 
 // StatusNotStarted marks, in the summary, a task the batch did not start
@@ -30,14 +31,13 @@ type breaker struct {
 	redact func(string) string
 	run    int // tasks in a row that ended with the endpoint failing
 	reason string
-	open   chan struct{} // closed when it trips
 }
 
 func newBreaker(limit int, redact func(string) string) *breaker {
 	if limit <= 0 {
 		limit = DefaultEndpointFailures
 	}
-	return &breaker{limit: limit, redact: redact, open: make(chan struct{})}
+	return &breaker{limit: limit, redact: redact}
 }
 
 // observe counts one finished task and, when that trips the breaker, says
@@ -70,8 +70,13 @@ func (b *breaker) observe(t *Task, err error, tokens int) (tripped string) {
 		return ""
 	}
 	b.reason = textutil.OneLine(b.redact(err.Error()), 300)
-	close(b.open)
-	return fmt.Sprintf("%s (%s); starting no more tasks, the running ones finish", what, b.reason)
+	return fmt.Sprintf("%s (%s); starting no more tasks that call the model, the running ones finish", what, b.reason)
+}
+
+// blocks reports whether t may not start: the breaker tripped and t needs
+// the endpoint (a scripted task does not).
+func (b *breaker) blocks(t *Task) bool {
+	return t.Script == nil && b.tripped() != ""
 }
 
 // tripped is the reason the breaker tripped, or "".

@@ -106,8 +106,6 @@ func (b *batcher) schedule(ctx context.Context, tasks []*Task, finish func(Line)
 			case jobs <- t:
 			case <-ctx.Done():
 				return
-			case <-b.brk.open:
-				return // the endpoint keeps failing: start nothing more
 			}
 		}
 	}()
@@ -123,8 +121,8 @@ func (b *batcher) schedule(ctx context.Context, tasks []*Task, finish func(Line)
 		go func() {
 			defer preparers.Done()
 			for t := range jobs {
-				if b.brk.tripped() != "" {
-					continue
+				if b.brk.blocks(t) {
+					continue // the endpoint keeps failing: not started
 				}
 				p := &prepared{task: t}
 				if !b.cfg.NoPool {
@@ -133,8 +131,6 @@ func (b *batcher) schedule(ctx context.Context, tasks []*Task, finish func(Line)
 				select {
 				case ready <- p:
 				case <-ctx.Done():
-					b.discard(ctx, p)
-				case <-b.brk.open:
 					b.discard(ctx, p)
 				}
 			}
@@ -153,7 +149,7 @@ func (b *batcher) schedule(ctx context.Context, tasks []*Task, finish func(Line)
 		go func() {
 			defer workers.Done()
 			for p := range ready {
-				if ctx.Err() != nil || b.brk.tripped() != "" {
+				if ctx.Err() != nil || b.brk.blocks(p.task) {
 					b.discard(ctx, p)
 					continue
 				}
