@@ -18,9 +18,10 @@ const MaxChunk = 32 << 10
 //
 // Streaming is bounded by backpressure, not by buffering: the executor
 // sends each chunk before it reads the next, and the host hands each one
-// to its writer before it reads the next frame, so a reader that stops
-// reading stalls the command (as a pipe would) until the call's timeout.
-// Neither side holds more than one chunk.
+// to its writer before it reads the next frame, so a writer that stops
+// taking output stalls the command (as a pipe would); the executor still
+// kills it at the call's timeout, but the host's call waits for the
+// writer. Neither side holds more than one chunk.
 type OutChunk struct {
 	Stream string `json:"stream"`
 	Data   []byte `json:"data"`
