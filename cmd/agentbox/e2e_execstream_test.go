@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -154,5 +155,44 @@ func TestExecOutputModes(t *testing.T) {
 	}
 	if evs[0]["session"] != evs[len(evs)-1]["session"] || evs[0]["session"] == "" {
 		t.Errorf("start and end name different sessions: %v %v", evs[0]["session"], evs[len(evs)-1]["session"])
+	}
+}
+
+// A reader that goes away (`| head -1`) ends the command as SIGPIPE would
+// end a local one: exit 141, the sandbox removed, not an endless `yes`.
+func TestExecClosedStdout(t *testing.T) {
+	cli := testutil.RequireDocker(t)
+	log := filepath.Join(t.TempDir(), "a.jsonl")
+	cmd := exec.Command(testutil.Binary(t), "exec", "-q", "--policy", allowAllPolicy(t), "--workspace", t.TempDir(),
+		"--audit", log, "--timeout", "5m", "--", "yes")
+	cmd.Env = baseEnv(t)
+	errb := &lockedBuf{}
+	cmd.Stderr = errb
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "y\n" {
+		t.Fatalf("first line %q: %v", line, err)
+	}
+	stdout.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("exec went on after its stdout closed")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 141 {
+		t.Errorf("exit %d, want 141; stderr %q", code, errb.String())
+	}
+	if left := ownerOf(t, cli, cmd.Process.Pid); left != "" {
+		b, _ := os.ReadFile(log)
+		t.Errorf("container left: %s; stderr %q; audit:\n%s", left, errb.String(), b)
 	}
 }

@@ -66,12 +66,19 @@ type Client struct {
 	approve func(ctx context.Context, ask sandbox.ExecAsk) bool
 
 	closeOnce sync.Once
+
+	// drain is closed when the client fails: the reader then discards
+	// frames instead of waiting for a caller, so the stream keeps moving
+	// and the engine can kill the sandbox (it waits for the container's
+	// output to be read).
+	drain     chan struct{}
+	drainOnce sync.Once
 }
 
 // NewClient starts reading frames from t.Stream under a fresh session key.
 // Call Hello once the executor runs, and Close when done.
 func NewClient(t Transport) *Client {
-	c := &Client{t: t, key: make([]byte, 32), frames: make(chan frame, 1), done: make(chan struct{})}
+	c := &Client{t: t, key: make([]byte, 32), frames: make(chan frame, 1), done: make(chan struct{}), drain: make(chan struct{})}
 	_, _ = rand.Read(c.key)
 	c.wg.Add(1)
 	go c.read()
@@ -88,6 +95,7 @@ func (c *Client) read() {
 		resp, err := ReadResponse(c.t.Stream, c.key)
 		select {
 		case c.frames <- frame{resp: resp, err: err}:
+		case <-c.drain:
 		case <-c.done:
 			return
 		}
@@ -278,6 +286,7 @@ func (c *Client) write(ctx context.Context, b []byte, wait time.Duration) error 
 // When the kill itself fails (the engine stalled or died), the error says
 // so: the sandbox may still exist.
 func (c *Client) fail(err error) error {
+	c.stopDelivery()
 	if kerr := c.kill(); kerr != nil {
 		err = fmt.Errorf("%w; %w", err, kerr)
 	}
@@ -288,6 +297,7 @@ func (c *Client) fail(err error) error {
 // failKilled is fail for an error that should say the sandbox is gone
 // once it is.
 func (c *Client) failKilled(err error) error {
+	c.stopDelivery()
 	if kerr := c.kill(); kerr != nil {
 		err = fmt.Errorf("%w; %w", err, kerr)
 	} else {
@@ -295,6 +305,12 @@ func (c *Client) failKilled(err error) error {
 	}
 	c.broken = err
 	return err
+}
+
+// stopDelivery makes the reader drain the stream: nobody reads frames
+// from a broken client.
+func (c *Client) stopDelivery() {
+	c.drainOnce.Do(func() { close(c.drain) })
 }
 
 func (c *Client) kill() error {

@@ -89,3 +89,79 @@ func TestClientRefusesUnaskedOutput(t *testing.T) {
 		t.Fatalf("want ErrExecutor and a kill, got %v (%d kills)", err, kills.Load())
 	}
 }
+
+// A client that fails keeps reading (and dropping) frames: an engine kills
+// a container only once its output is read, so a stalled stream would
+// stall the kill. The kill here waits for the executor to get frames out.
+func TestClientDrainsWhileKilling(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe() // unbuffered: a write waits for a reader
+	var written atomic.Int64
+	killed := make(chan error, 1)
+	c := NewClient(Transport{
+		Stream: struct {
+			io.Reader
+			io.Writer
+		}{outR, inW},
+		Kill: func(context.Context) error {
+			start := written.Load()
+			deadline := time.Now().Add(10 * time.Second)
+			for written.Load() < start+50 {
+				if time.Now().After(deadline) {
+					killed <- errors.New("the stream stalled during the kill")
+					return errors.New("stalled")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			killed <- nil
+			return nil
+		},
+	})
+	stop := make(chan struct{})
+	go func() {
+		defer outW.Close()
+		hello, err := ReadRequest(inR, nil)
+		if err != nil {
+			return
+		}
+		_ = WriteResponse(outW, hello.Key, &Response{ID: hello.ID})
+		req, err := ReadRequest(inR, hello.Key)
+		if err != nil {
+			return
+		}
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if WriteResponse(outW, hello.Key, &Response{ID: req.ID, Out: &OutChunk{StreamStdout, []byte("y\n")}}) != nil {
+				return
+			}
+			written.Add(1)
+		}
+	}()
+	t.Cleanup(func() { close(stop); inW.Close(); outR.Close(); c.Close() })
+	if err := c.Hello(context.Background(), 1024, false); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	w := writerFunc(func(p []byte) (int, error) {
+		if n++; n == 10 {
+			cancel() // the caller gives up mid-stream
+		}
+		return len(p), nil
+	})
+	_, err := c.Exec(ctx, sandbox.ExecRequest{Command: "yes", Stdout: w})
+	if !errors.Is(err, sandbox.ErrClosed) {
+		t.Fatalf("want ErrClosed, got %v", err)
+	}
+	if err := <-killed; err != nil {
+		t.Fatal(err)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
