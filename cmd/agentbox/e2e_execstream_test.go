@@ -101,29 +101,27 @@ func TestExecStreamsStdoutStderr(t *testing.T) {
 	}
 }
 
-// --quiet and --json print no header; --json gives stdout and stderr
-// apart; --json-events streams one JSON object per line.
+// --quiet and --json print no header; --json keeps the combined output in
+// the order written; --json-events streams one JSON object per line.
 func TestExecOutputModes(t *testing.T) {
 	testutil.RequireDocker(t)
 	ws := t.TempDir()
 	pol := allowAllPolicy(t)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	script := "echo to-out; echo to-err >&2; exit 3"
+	script := "echo to-out; echo to-err >&2; echo again; exit 3"
 	r := agentbox(t, nil, "exec", "-q", "--policy", pol, "--workspace", ws, "--audit", log, "--", script)
-	if r.code != 3 || r.stdout != "to-out\n" || r.stderr != "to-err\n" {
+	if r.code != 3 || r.stdout != "to-out\nagain\n" || r.stderr != "to-err\n" {
 		t.Errorf("--quiet: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	r = agentbox(t, nil, "exec", "--json", "--policy", pol, "--workspace", ws, "--audit", log, "--", script)
 	var j struct {
 		ExitCode int    `json:"exit_code"`
-		Stdout   string `json:"stdout"`
-		Stderr   string `json:"stderr"`
 		Output   string `json:"output"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &j); err != nil {
 		t.Fatalf("--json: %v %q", err, r.stdout)
 	}
-	if r.code != 3 || j.ExitCode != 3 || j.Stdout != "to-out\n" || j.Stderr != "to-err\n" || !strings.Contains(j.Output, "to-err") || r.stderr != "" {
+	if r.code != 3 || j.ExitCode != 3 || j.Output != "to-out\nto-err\nagain\n" || r.stderr != "" {
 		t.Errorf("--json: %d %+v stderr %q", r.code, j, r.stderr)
 	}
 	r = agentbox(t, nil, "exec", "--json-events", "--policy", pol, "--workspace", ws, "--audit", log, "--", script)
@@ -150,7 +148,7 @@ func TestExecOutputModes(t *testing.T) {
 			streams[e["stream"].(string)] += e["text"].(string)
 		}
 	}
-	if streams["stdout"] != "to-out\n" || streams["stderr"] != "to-err\n" || !bytes.Contains([]byte(strings.Join(names, " ")), []byte("tool_call end")) {
+	if streams["stdout"] != "to-out\nagain\n" || streams["stderr"] != "to-err\n" || !bytes.Contains([]byte(strings.Join(names, " ")), []byte("tool_call end")) {
 		t.Errorf("events %v, streams %q", names, streams)
 	}
 	if evs[0]["session"] != evs[len(evs)-1]["session"] || evs[0]["session"] == "" {

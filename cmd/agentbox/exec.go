@@ -103,7 +103,7 @@ func printExec(c *cli.Context, o agent.Outcome, timeout time.Duration, out *exec
 		out.events.ToolCall(1, 1, o)
 		out.events.ExecEnd(session, agent.ExecStatus(c.Context, o), code, o)
 	case c.Bool("json"):
-		if err := printExecJSON(c, o, out); err != nil {
+		if err := printExecJSON(c, o); err != nil {
 			return err
 		}
 	default:

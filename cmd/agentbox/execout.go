@@ -23,13 +23,14 @@ const exitSIGPIPE = 128 + int(syscall.SIGPIPE)
 var errStdoutClosed = errors.New("stdout was closed")
 
 // execOut is where `agentbox exec` puts the command's output: streamed to
-// stdout and stderr as it is written (the default), as "output" events
-// (--json-events), or kept, capped, for the JSON object (--json).
+// stdout and stderr as it is written (the default), or as "output" events
+// (--json-events). --json does not stream: its "output" keeps stdout and
+// stderr interleaved exactly as written, as the model sees them, which two
+// streams read apart cannot give.
 type execOut struct {
-	events         *agent.JSONEvents
-	stdout, stderr *capBuf // --json
-	stop           func()
-	cancel         context.CancelCauseFunc
+	events *agent.JSONEvents
+	stop   func()
+	cancel context.CancelCauseFunc
 }
 
 // execOutput sets tools.Stdout and tools.Stderr for the chosen output and
@@ -44,12 +45,6 @@ func execOutput(c *cli.Context, tools *agent.Tools, start agent.SessionStart) (c
 		o.events.Start(start)
 		tools.Stdout, tools.Stderr = o.events.Output("stdout"), o.events.Output("stderr")
 	case c.Bool("json"):
-		n := tools.OutputCap
-		if n <= 0 {
-			n = agent.DefaultOutputCap
-		}
-		o.stdout, o.stderr = &capBuf{max: n}, &capBuf{max: n}
-		tools.Stdout, tools.Stderr = o.stdout, o.stderr
 	default:
 		if !c.Bool("quiet") {
 			header{session: start.Session, workspace: start.Workspace, policySource: start.Policy,
@@ -85,28 +80,11 @@ func (p *pipeWatch) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// capBuf keeps the first max bytes written and counts them all.
-type capBuf struct {
-	max   int
-	b     []byte
-	total int64
-}
-
-func (c *capBuf) Write(p []byte) (int, error) {
-	c.total += int64(len(p))
-	if room := c.max - len(c.b); room > 0 {
-		c.b = append(c.b, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
-}
-
-func (c *capBuf) truncated() bool { return c.total > int64(len(c.b)) }
-
-// printExecJSON prints exec's one JSON object: the capped combined output
-// the model sees, its size and sha256, and each stream apart (capped
-// alike). When any of them is not valid UTF-8, all three are base64, so
-// the bytes given are exactly the bytes the command wrote.
-func printExecJSON(c *cli.Context, o agent.Outcome, out *execOut) error {
+// printExecJSON prints exec's one JSON object: the capped output the model
+// sees, its size and sha256. When the output is not valid UTF-8 it is
+// base64 (output_encoding), so the bytes given are exactly the bytes the
+// command wrote.
+func printExecJSON(c *cli.Context, o agent.Outcome) error {
 	j := struct {
 		Decision   string `json:"decision"`
 		Rule       string `json:"rule,omitempty"`
@@ -120,25 +98,14 @@ func printExecJSON(c *cli.Context, o agent.Outcome, out *execOut) error {
 		Bytes      int64  `json:"output_bytes"`
 		SHA256     string `json:"output_sha256,omitempty"`
 		Truncated  bool   `json:"truncated"`
-		Stdout     string `json:"stdout"`
-		Stderr     string `json:"stderr"`
-		StdoutCut  bool   `json:"stdout_truncated,omitempty"`
-		StderrCut  bool   `json:"stderr_truncated,omitempty"`
 		// What the executor stopped and undid.
 		DeniedExecs []sandbox.DeniedExec `json:"denied_execs,omitempty"`
 		Alarms      []sandbox.Alarm      `json:"alarms,omitempty"`
 	}{Decision: o.Decision, Rule: o.Rule, Reason: o.Reason, ExitCode: o.ExitCode, TimedOut: o.TimedOut, OOMKilled: o.OOMKilled,
 		DurationMS: o.Duration.Milliseconds(), Output: string(o.Output), Bytes: o.OutBytes, SHA256: o.OutSHA256, Truncated: o.Truncated,
-		Stdout: string(out.stdout.b), Stderr: string(out.stderr.b), StdoutCut: out.stdout.truncated(), StderrCut: out.stderr.truncated(),
 		DeniedExecs: o.DeniedExecs, Alarms: o.Alarms}
-	if !utf8.Valid(o.Output) || !utf8.Valid(out.stdout.b) || !utf8.Valid(out.stderr.b) {
-		j.Encoding = "base64"
-		for _, f := range []struct {
-			dst *string
-			b   []byte
-		}{{&j.Output, o.Output}, {&j.Stdout, out.stdout.b}, {&j.Stderr, out.stderr.b}} {
-			*f.dst = base64.StdEncoding.EncodeToString(f.b)
-		}
+	if !utf8.Valid(o.Output) {
+		j.Output, j.Encoding = base64.StdEncoding.EncodeToString(o.Output), "base64"
 	}
 	if o.Denied {
 		j.ExitCode = statusExitCode(agent.StatusDenied)
