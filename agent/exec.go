@@ -93,7 +93,7 @@ func ExecOnce(ctx context.Context, cfg ExecConfig) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("audit log: %w; nothing runs without an audit record", err)
 	}
 	o := t.Exec(ctx, cfg.Command)
-	end := &audit.Record{Event: audit.EventSessionEnd, Session: t.SessionID, Steps: 1, Status: execStatus(ctx, o)}
+	end := &audit.Record{Event: audit.EventSessionEnd, Session: t.SessionID, Steps: 1, Status: ExecStatus(ctx, o)}
 	if o.Err != nil {
 		end.Error = t.redact(o.Err.Error())
 	}
@@ -115,7 +115,8 @@ func ExecOnce(ctx context.Context, cfg ExecConfig) (Outcome, error) {
 	return o, nil
 }
 
-func execStatus(ctx context.Context, o Outcome) string {
+// ExecStatus is the status of one exec, as session_end records it.
+func ExecStatus(ctx context.Context, o Outcome) string {
 	switch {
 	case ctx.Err() != nil:
 		return StatusInterrupted

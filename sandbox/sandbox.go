@@ -10,6 +10,7 @@ package sandbox
 
 import (
 	"context"
+	"io"
 	"time"
 )
 
@@ -102,10 +103,18 @@ type Info struct {
 type ExecRequest struct {
 	Command string
 	Timeout time.Duration
+	// Stdout and Stderr, when either is set, receive the command's output
+	// as it is written, the two streams apart and whole (the cap applies
+	// only to ExecResult.Output). A slow writer slows the command down;
+	// nothing is buffered beyond one chunk. A writer that fails gets no
+	// more output; the command runs on.
+	Stdout, Stderr io.Writer
 }
 
 // ExecResult is the outcome of one command. Output is stdout and stderr
-// interleaved as the command wrote them, capped (head + marker + tail).
+// interleaved as the command wrote them (when streamed apart, in the order
+// they were read), capped (head + marker + tail); OutputBytes and
+// OutputSHA cover the whole combined output.
 type ExecResult struct {
 	ExitCode    int           `json:"exit_code"`
 	TimedOut    bool          `json:"timed_out"`

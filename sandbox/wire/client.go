@@ -79,12 +79,19 @@ type Client struct {
 	streamSeq uint64 // the last stream frame's Seq (the reader's)
 
 	closeOnce sync.Once
+
+	// drain is closed when the client fails: the reader then discards
+	// frames instead of waiting for a caller, so the stream keeps moving
+	// and the engine can kill the sandbox (it waits for the container's
+	// output to be read).
+	drain     chan struct{}
+	drainOnce sync.Once
 }
 
 // NewClient starts reading frames from t.Stream under a fresh session key.
 // Call Hello once the executor runs, and Close when done.
 func NewClient(t Transport) *Client {
-	c := &Client{t: t, key: make([]byte, 32), frames: make(chan frame, 1), done: make(chan struct{})}
+	c := &Client{t: t, key: make([]byte, 32), frames: make(chan frame, 1), done: make(chan struct{}), drain: make(chan struct{})}
 	_, _ = rand.Read(c.key)
 	if t.DialProxy != nil {
 		c.relay = newRelay(t.DialProxy, c.sendStream)
@@ -112,6 +119,7 @@ func (c *Client) read() {
 		}
 		select {
 		case c.frames <- frame{resp: resp, err: err}:
+		case <-c.drain:
 		case <-c.done:
 			return
 		}
@@ -164,6 +172,12 @@ func (c *Client) HelloConfig(ctx context.Context, cfg sandbox.Config, proxySocke
 // Anything wrong with the channel breaks the client for good and kills
 // the sandbox: fail closed.
 func (c *Client) roundTrip(ctx context.Context, req *Request, wait time.Duration) (*Response, error) {
+	return c.exchange(ctx, req, wait, nil)
+}
+
+// exchange is roundTrip that hands the Out frames of a streaming exec to
+// out, in order, before it reads the next frame (see OutChunk).
+func (c *Client) exchange(ctx context.Context, req *Request, wait time.Duration, out func(*OutChunk)) (*Response, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.broken != nil {
@@ -192,6 +206,13 @@ func (c *Client) roundTrip(ctx context.Context, req *Request, wait time.Duration
 			}
 			if f.resp.ID != req.ID {
 				return nil, c.fail(fmt.Errorf("%w: answer for request %d while waiting for %d", sandbox.ErrExecutor, f.resp.ID, req.ID))
+			}
+			if f.resp.Out != nil {
+				if out == nil || !req.StreamOutput {
+					return nil, c.failKilled(fmt.Errorf("%w: an output frame for a %s request that did not ask for one", sandbox.ErrExecutor, req.Op))
+				}
+				out(f.resp.Out)
+				continue
 			}
 			if f.resp.Ask == nil {
 				return f.resp, nil
@@ -294,6 +315,7 @@ func (c *Client) write(ctx context.Context, b []byte, wait time.Duration) error 
 // When the kill itself fails (the engine stalled or died), the error says
 // so: the sandbox may still exist.
 func (c *Client) fail(err error) error {
+	c.stopDelivery()
 	if kerr := c.kill(); kerr != nil {
 		err = fmt.Errorf("%w; %w", err, kerr)
 	}
@@ -304,6 +326,7 @@ func (c *Client) fail(err error) error {
 // failKilled is fail for an error that should say the sandbox is gone
 // once it is.
 func (c *Client) failKilled(err error) error {
+	c.stopDelivery()
 	if kerr := c.kill(); kerr != nil {
 		err = fmt.Errorf("%w; %w", err, kerr)
 	} else {
@@ -311,6 +334,12 @@ func (c *Client) failKilled(err error) error {
 	}
 	c.broken = err
 	return err
+}
+
+// stopDelivery makes the reader drain the stream: nobody reads frames
+// from a broken client.
+func (c *Client) stopDelivery() {
+	c.drainOnce.Do(func() { close(c.drain) })
 }
 
 func (c *Client) kill() error {

@@ -124,6 +124,11 @@ type Request struct {
 	PidsMax    int    `json:"pids_max,omitempty"`    // the container's pids limit
 
 	Answer *Answer `json:"answer,omitempty"` // OpAnswer
+
+	// StreamOutput (exec) asks for the command's output as it is written:
+	// Out frames carrying the exec's id, stdout and stderr apart (see
+	// output.go); the final response still carries the capped Output.
+	StreamOutput bool `json:"stream_output,omitempty"`
 }
 
 // Response is one executor-to-host message.
@@ -157,6 +162,11 @@ type Response struct {
 	Dropped  int        `json:"programs_dropped,omitempty"`
 	Execs    []ExecStop `json:"denied_execs,omitempty"`
 	Alarms   []Alarm    `json:"alarms,omitempty"`
+
+	// Out is set on an intermediate frame of an exec that asked for
+	// StreamOutput: a piece of its output; more frames or the final
+	// response follow.
+	Out *OutChunk `json:"out,omitempty"`
 
 	// Seq numbers the frames the executor sends on its own (stream frames,
 	// which answer no request, with ID 0): 1, 2, 3, … (see the package doc).
