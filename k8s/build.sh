@@ -14,7 +14,9 @@ export PATH="/usr/local/go/bin:$PATH"
 
 BINS="etcd pause kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl"
 done_marker="$K8S_BIN/.complete"
-if [ -f "$done_marker" ] && [ "$(cat "$done_marker")" = "$K8S_VERSION $ETCD_VERSION" ]; then
+# The build is keyed by the versions and by this script (what it builds).
+key="$K8S_VERSION $ETCD_VERSION $(cat "$here/build.sh" "$here/pause-image.sh" | sha256sum | cut -c1-16)"
+if [ -f "$done_marker" ] && [ "$(cat "$done_marker")" = "$key" ]; then
   exit 0
 fi
 
@@ -156,5 +158,5 @@ done
 go build -trimpath -ldflags "$ldflags" -o "$K8S_BIN/" $pkgs
 for b in $BINS; do [ -x "$K8S_BIN/$b" ] || { k8s_log "build produced no $b"; exit 1; }; done
 "$here/pause-image.sh" "$K8S_BIN/pause" "$K8S_CACHE/pause.tar"
-echo "$K8S_VERSION $ETCD_VERSION" > "$done_marker"
+echo "$key" > "$done_marker"
 k8s_log "built in $(( $(date +%s) - start ))s: $BINS"

@@ -37,7 +37,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   enable_selinux = false
-  disable_apparmor = true
+  netns_mounts_under_state_dir = true
   restrict_oom_score_adj = false
   tolerate_missing_hugetlb_controller = true
   [plugins."io.containerd.grpc.v1.cri".containerd]

@@ -26,10 +26,8 @@ stop() {
 stop kubelet
 
 # Every container and sandbox of the cluster, while containerd still runs.
-netns=""
 if k8s_pid containerd >/dev/null; then
   for id in $(k8s_ctr containers ls -q 2>/dev/null); do
-    netns="$netns $(k8s_ctr containers info "$id" 2>/dev/null | grep -o '/var/run/netns/cni-[0-9a-f-]*' | sort -u)"
     k8s_ctr tasks kill -s SIGKILL "$id" >/dev/null 2>&1
   done
   for id in $(k8s_ctr containers ls -q 2>/dev/null); do
@@ -51,13 +49,10 @@ for p in $(pgrep -f "containerd-shim.*-address $K8S_CONTAINERD_SOCK" 2>/dev/null
   kill -KILL "$p" 2>/dev/null
 done
 
-# Mounts under our dirs (deepest first), and the pods' network namespaces.
+# Mounts under our dirs (deepest first): pod volumes, sandbox /dev/shm,
+# rootfs, and the pods' network namespaces (netns_mounts_under_state_dir).
 for m in $(awk '{print $2}' /proc/self/mounts | grep -E "^($K8S_STATE|$K8S_RUN)(/|$)" | sort -r); do
   umount -l "$m" 2>/dev/null
-done
-for n in $netns; do
-  umount -l "$n" 2>/dev/null
-  rm -f "$n"
 done
 
 # The pods' cgroups (cgroupfs driver), deepest first; only empty ones go.
