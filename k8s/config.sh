@@ -38,7 +38,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   stream_server_port = "0"
   enable_selinux = false
   netns_mounts_under_state_dir = true
-  restrict_oom_score_adj = false
+  # Root here lacks CAP_SYS_RESOURCE: no oom_score_adj below containerd's own.
+  restrict_oom_score_adj = true
   tolerate_missing_hugetlb_controller = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
