@@ -48,6 +48,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
+        Root = "$K8S_RUN/runc"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "$K8S_STATE/cni/bin"
     conf_dir = "$K8S_STATE/cni/net.d"
@@ -75,6 +76,9 @@ tlsCertFile: $K8S_PKI/kubelet-serving.crt
 tlsPrivateKeyFile: $K8S_PKI/kubelet-serving.key
 containerRuntimeEndpoint: unix://$K8S_CONTAINERD_SOCK
 cgroupDriver: cgroupfs
+cgroupRoot: $K8S_CGROUP_ROOT
+# No host firewall changes (KUBE-FIREWALL is for kube-proxy's route_localnet).
+makeIPTablesUtilChains: false
 # cgroup v1 support is deprecated upstream and refused by default.
 failCgroupV1: false
 failSwapOn: false

@@ -56,9 +56,16 @@ for m in $(awk '{print $2}' /proc/self/mounts | grep -E "^($K8S_STATE|$K8S_RUN)(
 done
 
 # The pods' cgroups (cgroupfs driver), deepest first; only empty ones go.
-for root in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods; do
+for root in /sys/fs/cgroup/*"$K8S_CGROUP_ROOT" /sys/fs/cgroup"$K8S_CGROUP_ROOT"; do
   [ -d "$root" ] && find "$root" -depth -type d -exec rmdir {} + 2>/dev/null
 done
+
+# What the kubelet keeps at fixed host paths: its device-plugin socket and
+# the /var/log/containers links to our pods' logs.
+rm -f /var/lib/kubelet/device-plugins/kubelet.sock
+rmdir /var/lib/kubelet/device-plugins /var/lib/kubelet 2>/dev/null
+find /var/log/containers -maxdepth 1 -type l -lname "$K8S_STATE/*" -delete 2>/dev/null
+rmdir /var/log/containers 2>/dev/null
 
 # The host's kernel tunables, if the kubelet changed them.
 if [ -s "$K8S_STATE/sysctl.orig" ]; then

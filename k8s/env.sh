@@ -23,6 +23,9 @@ K8S_CONTROLLER_MANAGER_PORT="${K8S_CONTROLLER_MANAGER_PORT:-10657}"
 K8S_CONTAINERD_SOCK="$K8S_RUN/containerd.sock"
 K8S_IMAGES="${K8S_IMAGES:-agentbox/k8s:latest agentbox/base:latest}"
 K8S_SERVICE_CIDR="${K8S_SERVICE_CIDR:-10.254.0.0/24}"
+# The kubelet's pods live under this cgroup (in every cgroup v1 hierarchy),
+# apart from Docker's and anything else on the host.
+K8S_CGROUP_ROOT="${K8S_CGROUP_ROOT:-/agentbox-k8s}"
 
 K8S_LOGS="$K8S_STATE/logs"
 K8S_PKI="$K8S_STATE/pki"

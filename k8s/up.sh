@@ -139,6 +139,19 @@ tunables="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
 if ! k8s_pid kubelet >/dev/null && [ ! -s "$K8S_STATE/sysctl.orig" ]; then
   for t in $tunables; do echo "$t=$(sysctl -n "$t")"; done >"$K8S_STATE/sysctl.orig"
 fi
+# The pods' cgroup root must exist; a new cgroup v1 cpuset is empty until
+# it is given its parent's cpus and mems.
+while read -r _ mnt type _; do
+  case $type in
+  cgroup) mkdir -p "$mnt$K8S_CGROUP_ROOT" ;;
+  cgroup2) [ "$mnt" = /sys/fs/cgroup ] && mkdir -p "$mnt$K8S_CGROUP_ROOT" ;;
+  *) continue ;;
+  esac
+  for f in cpuset.cpus cpuset.mems; do
+    [ -f "$mnt$K8S_CGROUP_ROOT/$f" ] && [ -z "$(cat "$mnt$K8S_CGROUP_ROOT/$f")" ] &&
+      cat "$mnt/$f" >"$mnt$K8S_CGROUP_ROOT/$f"
+  done
+done </proc/self/mounts
 start kubelet "$K8S_BIN/kubelet" --config="$K8S_STATE/kubelet.yaml" \
   --kubeconfig="$KC/kubelet" --hostname-override="$K8S_NODE" --root-dir="$K8S_STATE/kubelet" --v=1
 wait_for kubelet 180 node_ready
