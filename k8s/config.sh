@@ -6,18 +6,39 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/env.sh"
 
-mkdir -p "$K8S_STATE/cni/bin" "$K8S_STATE/cni/net.d" "$K8S_STATE/kubelet" "$K8S_LOGS"
+# put FILE: writes stdin to FILE atomically and only when it changed, so a
+# running containerd (which watches the CNI dir) never reads half a file.
+put() {
+  local tmp="$1.tmp.$$"
+  cat >"$tmp"
+  if cmp -s "$tmp" "$1"; then rm -f "$tmp"; else mv "$tmp" "$1" && echo "$1" >>"$K8S_STATE/changed"; fi
+}
+
+mkdir -p "$K8S_STATE/bin" "$K8S_STATE/cni/bin" "$K8S_STATE/cni/net.d" "$K8S_STATE/kubelet" "$K8S_LOGS"
 
 # CNI: only the loopback plugin (the CRI's own lo network) and agentbox-noip,
 # which creates nothing (see k8s/cni-noip): pods have `lo` and no route out.
 ln -sf "${K8S_CNI_DIR:-/usr/lib/cni}/loopback" "$K8S_STATE/cni/bin/loopback"
 install -m 0755 "$here/cni-noip" "$K8S_STATE/cni/bin/agentbox-noip"
-cat > "$K8S_STATE/cni/net.d/10-agentbox-noip.conflist" <<JSON
+put "$K8S_STATE/cni/net.d/10-agentbox-noip.conflist" <<JSON
 {"cniVersion": "0.4.0", "name": "agentbox-noip", "plugins": [{"type": "agentbox-noip"}]}
 JSON
 
+# gVisor as a second runtime handler when runsc is installed.
+runsc_runtime=""
+if [ -x /usr/bin/runsc ]; then
+  install -m 0755 "$here/runsc-wrapper" "$K8S_STATE/bin/runsc"
+  runsc_runtime="
+    [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runsc]
+      runtime_type = \"io.containerd.runc.v2\"
+      [plugins.\"io.containerd.grpc.v1.cri\".containerd.runtimes.runsc.options]
+        BinaryName = \"$K8S_STATE/bin/runsc\"
+        Root = \"$K8S_RUN/runsc\"
+        SystemdCgroup = false"
+fi
+
 # A containerd of its own: own root, state, socket; never Docker's.
-cat > "$K8S_STATE/containerd.toml" <<TOML
+put "$K8S_STATE/containerd.toml" <<TOML
 version = 2
 root = "$K8S_STATE/containerd"
 state = "$K8S_RUN/containerd"
@@ -48,14 +69,14 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
-        Root = "$K8S_RUN/runc"
+        Root = "$K8S_RUN/runc"$runsc_runtime
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "$K8S_STATE/cni/bin"
     conf_dir = "$K8S_STATE/cni/net.d"
     max_conf_num = 1
 TOML
 
-cat > "$K8S_STATE/kubelet.yaml" <<YAML
+put "$K8S_STATE/kubelet.yaml" <<YAML
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: 127.0.0.1

@@ -12,37 +12,35 @@ repo=$(cd "$here/.." && pwd)
 
 [ "$(id -u)" = 0 ] || { k8s_log "must run as root"; exit 1; }
 
-# stop NAME: SIGTERM to the component's process group, SIGKILL after 10s.
-stop() {
-  local pid
-  pid=$(k8s_pid "$1") || { rm -f "$K8S_RUN/$1.pid"; return 0; }
-  k8s_log "stopping $1 (pid $pid)"
-  kill -TERM -- "-$pid" 2>/dev/null
-  for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-  kill -KILL -- "-$pid" 2>/dev/null
-  rm -f "$K8S_RUN/$1.pid"
-}
+k8s_stop kubelet
 
-stop kubelet
-
-# Every container and sandbox of the cluster, while containerd still runs.
+# Every container and sandbox of the cluster, while containerd still runs:
+# SIGKILL all, give them 10s to exit, then delete each (bounded: a wedged
+# task is left to the shim kill below).
+ctr_t() { timeout 10 ctr --address "$K8S_CONTAINERD_SOCK" -n k8s.io "$@" >/dev/null 2>&1; }
 if k8s_pid containerd >/dev/null; then
-  for id in $(k8s_ctr containers ls -q 2>/dev/null); do
-    k8s_ctr tasks kill -s SIGKILL "$id" >/dev/null 2>&1
+  ids=$(timeout 10 ctr --address "$K8S_CONTAINERD_SOCK" -n k8s.io containers ls -q 2>/dev/null)
+  for id in $ids; do ctr_t tasks kill -s SIGKILL "$id"; done
+  for _ in $(seq 1 40); do
+    timeout 10 ctr --address "$K8S_CONTAINERD_SOCK" -n k8s.io tasks ls 2>/dev/null | grep -q RUNNING || break
+    sleep 0.25
   done
-  for id in $(k8s_ctr containers ls -q 2>/dev/null); do
-    for _ in $(seq 1 20); do
-      k8s_ctr tasks delete -f "$id" >/dev/null 2>&1 && break
-      k8s_ctr tasks ls -q 2>/dev/null | grep -qx "$id" || break
-      sleep 0.25
-    done
-    k8s_ctr containers delete "$id" >/dev/null 2>&1
+  for id in $ids; do
+    ctr_t tasks delete -f "$id"
+    ctr_t containers delete "$id"
   done
 fi
 
 for c in $(echo "$K8S_COMPONENTS" | tr ' ' '\n' | tac); do
-  [ "$c" = kubelet ] || stop "$c"
+  [ "$c" = kubelet ] || k8s_stop "$c"
 done
+
+# gVisor sandboxes that are left (their processes are not the shims').
+if [ -d "$K8S_RUN/runsc/k8s.io" ] && [ -x /usr/bin/runsc ]; then
+  for id in $(/usr/bin/runsc --root "$K8S_RUN/runsc/k8s.io" list -q 2>/dev/null); do
+    timeout 20 /usr/bin/runsc --root "$K8S_RUN/runsc/k8s.io" delete --force "$id" >/dev/null 2>&1
+  done
+fi
 
 # Shims of our containerd (they run in their own process groups).
 for p in $(pgrep -f "containerd-shim.*-address $K8S_CONTAINERD_SOCK" 2>/dev/null); do

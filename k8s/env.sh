@@ -45,6 +45,18 @@ k8s_pid() {
   echo "$pid"
 }
 
+# k8s_stop NAME: SIGTERM to the component's process group, SIGKILL after 10s.
+k8s_stop() {
+  local pid
+  pid=$(k8s_pid "$1") || { rm -f "$K8S_RUN/$1.pid"; return 0; }
+  k8s_log "stopping $1 (pid $pid)"
+  kill -TERM -- "-$pid" 2>/dev/null
+  for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+  kill -KILL -- "-$pid" 2>/dev/null
+  rm -f "$K8S_RUN/$1.pid"
+  return 0
+}
+
 k8s_ctr() { ctr --address "$K8S_CONTAINERD_SOCK" -n k8s.io "$@"; }
 k8s_kubectl() { "$K8S_BIN/kubectl" --kubeconfig "$K8S_ADMIN_KUBECONFIG" "$@"; }
 K8S_PAUSE_IMAGE="${K8S_PAUSE_IMAGE:-agentbox.local/pause:1}"

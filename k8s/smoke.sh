@@ -13,6 +13,8 @@ export KUBECONFIG="${KUBECONFIG:-$repo/.k8s/kubeconfig}"
 [ -s "$KUBECONFIG" ] || { k8s_log "no $KUBECONFIG: run \`make k8s-up\` first"; exit 1; }
 kubectl() { "$K8S_BIN/kubectl" "$@"; }
 IMAGE="${SMOKE_IMAGE:-agentbox/base:latest}"
+# SMOKE_RUNTIME_CLASS=gvisor runs the pod under gVisor (RuntimeClass gvisor).
+RC="${SMOKE_RUNTIME_CLASS:-}"
 
 # The image must be in the cluster's containerd (imported by k8s-up).
 if ! k8s_ctr images ls -q | grep -qx "docker.io/$IMAGE"; then
@@ -30,7 +32,7 @@ check() { # check NAME CMD...: runs CMD, counts and reports the result.
   if "$@"; then pass=$((pass + 1)); echo "ok   $name"; else failed=$((failed + 1)); echo "FAIL $name"; fi
 }
 
-pod="smoke-$(date +%s)-$$"
+pod="smoke${RC:+-$RC}-$(date +%s)-$$"
 tmp=$(mktemp -d)
 cleanup() {
   kubectl -n agentbox delete pod "$pod" --ignore-not-found --grace-period=1 --wait=false >/dev/null 2>&1 || true
@@ -47,7 +49,8 @@ metadata:
 spec:
   automountServiceAccountToken: false
   enableServiceLinks: false
-  restartPolicy: Never
+  restartPolicy: Never${RC:+
+  runtimeClassName: $RC}
   securityContext:
     runAsNonRoot: true
     runAsUser: 1000
@@ -98,12 +101,19 @@ expect() { # expect WANT CMD...: CMD's output must be WANT.
   got=$("$@" 2>&1) || true
   [ "$got" = "$want" ] || { echo "  got '$got', want '$want'"; return 1; }
 }
-check "only the lo interface" expect lo in_pod ls /sys/class/net
+if [ "$RC" = gvisor ]; then
+  # gVisor has no /sys/class/net; its /proc/net/dev lists the interfaces.
+  check "only the lo interface" expect lo in_pod sh -c "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"
+else
+  check "only the lo interface" expect lo in_pod ls /sys/class/net
+fi
 check "uid 1000" expect "1000" in_pod id -u
 check "read-only root filesystem" expect "ro" in_pod sh -c 'touch /x 2>/dev/null && echo rw || echo ro'
 check "no capabilities" expect "CapEff:	0000000000000000" in_pod grep CapEff /proc/self/status
-check "no_new_privs" expect "NoNewPrivs:	1" in_pod grep NoNewPrivs /proc/self/status
-check "seccomp filter" expect "Seccomp:	2" in_pod grep '^Seccomp:' /proc/self/status
+if [ "$RC" != gvisor ]; then # gVisor's /proc/self/status shows neither
+  check "no_new_privs" expect "NoNewPrivs:	1" in_pod grep NoNewPrivs /proc/self/status
+  check "seccomp filter" expect "Seccomp:	2" in_pod grep '^Seccomp:' /proc/self/status
+fi
 check "no service-account token" expect "absent" in_pod sh -c 'test -e /var/run/secrets/kubernetes.io && echo present || echo absent'
 
 deleted() { kubectl -n agentbox delete pod "$pod" --grace-period=1 --timeout=60s >/dev/null; }

@@ -81,7 +81,17 @@ fi
 mkdir -p "$K8S_STATE" "$K8S_RUN" "$K8S_LOGS"
 chmod 700 "$K8S_STATE" "$K8S_RUN"
 "$here/certs.sh"
+rm -f "$K8S_STATE/changed"
 "$here/config.sh"
+# A component that runs with a config that just changed is restarted (its
+# containers keep running: their shims outlive containerd).
+restart_if_changed() {
+  grep -qx "$2" "$K8S_STATE/changed" 2>/dev/null && k8s_pid "$1" >/dev/null || return 0
+  k8s_log "restarting $1: $2 changed"
+  k8s_stop "$1"
+}
+restart_if_changed containerd "$K8S_STATE/containerd.toml"
+restart_if_changed kubelet "$K8S_STATE/kubelet.yaml"
 
 # 3. containerd, and the pause image the CRI needs for pod sandboxes.
 start containerd containerd --config "$K8S_STATE/containerd.toml"
@@ -165,20 +175,35 @@ k8s_kubectl get namespace agentbox >/dev/null 2>&1 || k8s_kubectl create namespa
 k8s_kubectl label --overwrite namespace agentbox \
   pod-security.kubernetes.io/enforce=restricted pod-security.kubernetes.io/warn=restricted >/dev/null
 wait_for kube-controller-manager 60 k8s_kubectl -n agentbox get serviceaccount default
+if grep -q 'runtimes.runsc' "$K8S_STATE/containerd.toml"; then
+  printf 'apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata:\n  name: gvisor\nhandler: runsc\n' |
+    k8s_kubectl apply -f - >/dev/null
+fi
 
-# 7. Images from the local Docker engine (no registry): re-imported on
-#    every run, so `make k8s-up` after `make image` refreshes them.
+# 7. Images from the local Docker engine (no registry), on every run, so
+#    `make k8s-up` after `make image` refreshes them; one whose Docker image
+#    id was imported already (and is still there) is skipped.
 ti=$(date +%s)
+mkdir -p "$K8S_STATE/images"
 for img in $K8S_IMAGES; do
-  if ! docker image inspect "$img" >/dev/null 2>&1; then
+  id=$(docker image inspect --format '{{.Id}}' "$img" 2>/dev/null) || {
     k8s_log "image $img: not in the Docker engine, skipped"
+    continue
+  }
+  ref=$img
+  case ${img%%/*} in *.*|*:*|localhost) ;; *) ref="docker.io/$img" ;; esac
+  case ${img##*/} in *:*) ;; *) ref="$ref:latest" ;; esac
+  rec="$K8S_STATE/images/$(echo "$ref" | tr '/:' '__')"
+  if [ "$(cat "$rec" 2>/dev/null)" = "$id" ] && k8s_ctr images ls -q | grep -qxF "$ref"; then
+    k8s_log "image $img: up to date"
     continue
   fi
   docker save "$img" | k8s_ctr images import - >/dev/null ||
     fail containerd "importing image $img (docker save | ctr images import)"
-  k8s_log "image $img imported"
+  echo "$id" >"$rec"
+  k8s_log "image $img imported as $ref"
 done
-k8s_log "images imported in $(( $(date +%s) - ti ))s"
+k8s_log "images done in $(( $(date +%s) - ti ))s"
 
 # 8. The kubeconfig for clients (certificates embedded; admin).
 mkdir -p "$repo/.k8s"
