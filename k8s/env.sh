@@ -50,9 +50,9 @@ k8s_stop() {
   local pid
   pid=$(k8s_pid "$1") || { rm -f "$K8S_RUN/$1.pid"; return 0; }
   k8s_log "stopping $1 (pid $pid)"
-  kill -TERM -- "-$pid" 2>/dev/null
+  kill -TERM -- "-$pid" 2>/dev/null || true
   for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-  kill -KILL -- "-$pid" 2>/dev/null
+  kill -KILL -- "-$pid" 2>/dev/null || true
   rm -f "$K8S_RUN/$1.pid"
   return 0
 }

@@ -58,9 +58,14 @@ wait_for() {
   done
 }
 
+# node_ready: Ready, untainted, and (when this run started the kubelet)
+# reported so by that kubelet, not a stale status from an earlier one.
+kubelet_started=""
 node_ready() {
-  [ "$(k8s_kubectl get node "$K8S_NODE" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = True ] &&
-  [ -z "$(k8s_kubectl get node "$K8S_NODE" -o 'jsonpath={.spec.taints}')" ]
+  local ready
+  ready=$(k8s_kubectl get node "$K8S_NODE" -o 'jsonpath={range .status.conditions[?(@.type=="Ready")]}{.status} {.lastHeartbeatTime}{end}')
+  [ "${ready%% *}" = True ] && [[ ! "${ready#* }" < "$kubelet_started" ]] &&
+    [ -z "$(k8s_kubectl get node "$K8S_NODE" -o 'jsonpath={.spec.taints}')" ]
 }
 
 # 1. Packages.
@@ -143,8 +148,8 @@ start kube-scheduler "$K8S_BIN/kube-scheduler" \
   --bind-address=127.0.0.1 --secure-port="$K8S_SCHEDULER_PORT" --leader-elect=false --profiling=false
 
 # 5. The kubelet. It sets some kernel tunables when it starts
-#    (kernel.panic_on_oops=1, vm.overcommit_memory=1, ...); the host's own
-#    values are put back once the node is up (and by down.sh).
+#    (kernel.panic_on_oops=1, vm.overcommit_memory=1, ...) before it first
+#    reports Ready; the host's own values are put back then (and by down.sh).
 tunables="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes"
 if ! k8s_pid kubelet >/dev/null && [ ! -s "$K8S_STATE/sysctl.orig" ]; then
   for t in $tunables; do echo "$t=$(sysctl -n "$t")"; done >"$K8S_STATE/sysctl.orig"
@@ -162,6 +167,7 @@ while read -r _ mnt type _; do
       cat "$mnt/$f" >"$mnt$K8S_CGROUP_ROOT/$f"
   done
 done </proc/self/mounts
+k8s_pid kubelet >/dev/null || kubelet_started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 start kubelet "$K8S_BIN/kubelet" --config="$K8S_STATE/kubelet.yaml" \
   --kubeconfig="$KC/kubelet" --hostname-override="$K8S_NODE" --root-dir="$K8S_STATE/kubelet" --v=1
 wait_for kubelet 180 node_ready
