@@ -89,9 +89,11 @@ k8s-up: image
 k8s-down:
 	bash k8s/down.sh
 
-# Attach round trip, loopback-only network and hardening in a real pod.
+# Attach round trip, loopback-only network and hardening in a real pod,
+# under runc and (when runsc is installed) under gVisor.
 k8s-smoke:
 	bash k8s/smoke.sh
+	@if [ -x /usr/bin/runsc ]; then SMOKE_RUNTIME_CLASS=gvisor bash k8s/smoke.sh; fi
 
 # The binary, shell completion (bash, zsh, fish) and the man page, all
 # generated from the CLI definition. PREFIX=/usr/local, DESTDIR for packages.
