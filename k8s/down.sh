@@ -53,7 +53,15 @@ for m in $(awk '{print $2}' /proc/self/mounts | grep -E "^($K8S_STATE|$K8S_RUN)(
   umount -l "$m" 2>/dev/null
 done
 
-# The pods' cgroups (cgroupfs driver), deepest first; only empty ones go.
+# Any process still in the pods' cgroups (e.g. a container whose shim was
+# killed), then the cgroups themselves (cgroupfs driver), deepest first.
+for _ in 1 2 3; do
+  pids=$(find /sys/fs/cgroup/*"$K8S_CGROUP_ROOT" /sys/fs/cgroup"$K8S_CGROUP_ROOT" -name cgroup.procs \
+    -exec cat {} + 2>/dev/null | sort -u)
+  [ -n "$pids" ] || break
+  kill -KILL $pids 2>/dev/null
+  sleep 0.5
+done
 for root in /sys/fs/cgroup/*"$K8S_CGROUP_ROOT" /sys/fs/cgroup"$K8S_CGROUP_ROOT"; do
   [ -d "$root" ] && find "$root" -depth -type d -exec rmdir {} + 2>/dev/null
 done

@@ -81,8 +81,15 @@ if [ -n "$need" ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
 fi
 
-# 2. Binaries (cached), certificates, configs.
+# 2. Binaries (cached), certificates, configs. State left by a cluster whose
+#    processes were all killed (a stopped session, a reboot) is cleared
+#    first, so that it starts as new rather than from stale mounts and pods.
 "$here/build.sh"
+if [ -d "$K8S_STATE" ] && ! k8s_pid containerd >/dev/null && ! k8s_pid etcd >/dev/null &&
+   ! k8s_pid kube-apiserver >/dev/null && ! k8s_pid kubelet >/dev/null; then
+  k8s_log "clearing the state of a cluster that no longer runs"
+  "$here/down.sh" >/dev/null
+fi
 mkdir -p "$K8S_STATE" "$K8S_RUN" "$K8S_LOGS"
 chmod 700 "$K8S_STATE" "$K8S_RUN"
 "$here/certs.sh"
