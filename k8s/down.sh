@@ -49,6 +49,7 @@ done
 
 # Mounts under our dirs (deepest first): pod volumes, sandbox /dev/shm,
 # rootfs, and the pods' network namespaces (netns_mounts_under_state_dir).
+# shellcheck disable=SC2013 # mount points have no spaces here
 for m in $(awk '{print $2}' /proc/self/mounts | grep -E "^($K8S_STATE|$K8S_RUN)(/|$)" | sort -r); do
   umount -l "$m" 2>/dev/null
 done
@@ -59,6 +60,7 @@ for _ in 1 2 3; do
   pids=$(find /sys/fs/cgroup/*"$K8S_CGROUP_ROOT" /sys/fs/cgroup"$K8S_CGROUP_ROOT" -name cgroup.procs \
     -exec cat {} + 2>/dev/null | sort -u)
   [ -n "$pids" ] || break
+  # shellcheck disable=SC2086 # one pid per word
   kill -KILL $pids 2>/dev/null
   sleep 0.5
 done

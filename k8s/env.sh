@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034
 # Shared settings of the local Kubernetes cluster (sourced by up.sh,
 # down.sh, build.sh, smoke.sh). Every value can be overridden from the
 # environment.

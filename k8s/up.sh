@@ -78,6 +78,7 @@ command -v curl >/dev/null || need="$need curl"
 if [ -n "$need" ]; then
   k8s_log "installing$need"
   apt-get update -qq
+  # shellcheck disable=SC2086 # one package per word
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
 fi
 
