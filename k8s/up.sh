@@ -146,13 +146,13 @@ k8s_kubectl get clusterrolebinding agentbox:apiserver-kubelet-client >/dev/null 
 KC=$K8S_STATE/kubeconfig
 start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
   --kubeconfig="$KC/controller-manager" --authentication-kubeconfig="$KC/controller-manager" \
-  --authorization-kubeconfig="$KC/controller-manager" \
+  --authorization-kubeconfig="$KC/controller-manager" --authentication-skip-lookup=true \
   --bind-address=127.0.0.1 --secure-port="$K8S_CONTROLLER_MANAGER_PORT" --leader-elect=false \
   --use-service-account-credentials=true --service-account-private-key-file="$P/sa.key" \
   --root-ca-file="$P/ca.crt" --cluster-name=agentbox --profiling=false
 start kube-scheduler "$K8S_BIN/kube-scheduler" \
   --kubeconfig="$KC/scheduler" --authentication-kubeconfig="$KC/scheduler" \
-  --authorization-kubeconfig="$KC/scheduler" \
+  --authorization-kubeconfig="$KC/scheduler" --authentication-skip-lookup=true \
   --bind-address=127.0.0.1 --secure-port="$K8S_SCHEDULER_PORT" --leader-elect=false --profiling=false
 
 # 5. The kubelet. It sets some kernel tunables when it starts
