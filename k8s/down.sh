@@ -80,5 +80,10 @@ if [ -s "$K8S_STATE/sysctl.orig" ]; then
   while IFS= read -r kv; do sysctl -q -w "$kv" || true; done <"$K8S_STATE/sysctl.orig"
 fi
 
-rm -rf "$K8S_STATE" "$K8S_RUN" "$repo/.k8s"
+# The repo's kubeconfig only if it is this cluster's (same credentials).
+if cmp -s "$repo/.k8s/kubeconfig" "$K8S_ADMIN_KUBECONFIG"; then
+  rm -f "$repo/.k8s/kubeconfig"
+  rmdir "$repo/.k8s" 2>/dev/null
+fi
+rm -rf "$K8S_STATE" "$K8S_RUN"
 k8s_log "down (build cache kept in $K8S_CACHE)"

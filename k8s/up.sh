@@ -85,7 +85,11 @@ fi
 # 2. Binaries (cached), certificates, configs. State left by a cluster whose
 #    processes were all killed (a stopped session, a reboot) is cleared
 #    first, so that it starts as new rather than from stale mounts and pods.
-"$here/build.sh"
+"$here/build.sh" || {
+  k8s_log "FAILED: building Kubernetes $K8S_VERSION (output above)"
+  k8s_log "hint: the Go module proxy must be reachable; \`go version\` must be >= the go line of k8s.io/kubernetes@$K8S_VERSION's go.mod"
+  exit 1
+}
 if [ -d "$K8S_STATE" ] && ! k8s_pid containerd >/dev/null && ! k8s_pid etcd >/dev/null &&
    ! k8s_pid kube-apiserver >/dev/null && ! k8s_pid kubelet >/dev/null; then
   k8s_log "clearing the state of a cluster that no longer runs"
