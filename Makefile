@@ -6,7 +6,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 COMMIT   ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 LDFLAGS  := -s -w -X github.com/agentbox/agentbox.Version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build image test unit lint bench demo clean install
+.PHONY: all build image test unit lint bench demo clean install k8s-up k8s-down k8s-smoke
 
 all: build
 
@@ -76,6 +76,24 @@ demo: image
 
 clean:
 	rm -rf bin .demo
+
+# A real single-node Kubernetes cluster on loopback for the Kubernetes
+# backend (see k8s/README.md): built once from the Go module proxy (cached
+# under ~/.cache/agentbox/k8s), started as root; writes .k8s/kubeconfig.
+# Re-running it on a running cluster re-imports the images only.
+K8S_IMAGES ?= agentbox/k8s:latest agentbox/base:latest
+k8s-up: image
+	K8S_IMAGES='$(K8S_IMAGES)' bash k8s/up.sh
+
+# Stops every component, removes pods and state; keeps the build cache.
+k8s-down:
+	bash k8s/down.sh
+
+# Attach round trip, loopback-only network and hardening in a real pod,
+# under runc and (when runsc is installed) under gVisor.
+k8s-smoke:
+	bash k8s/smoke.sh
+	@if [ -x /usr/bin/runsc ]; then SMOKE_RUNTIME_CLASS=gvisor bash k8s/smoke.sh; fi
 
 # The binary, shell completion (bash, zsh, fish) and the man page, all
 # generated from the CLI definition. PREFIX=/usr/local, DESTDIR for packages.
