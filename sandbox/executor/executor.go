@@ -51,6 +51,7 @@ type Server struct {
 	pidsMax int
 	effects *effects
 	link    *link
+	xfer    *xfer // copies of a workspace that lives in the sandbox (copy_linux.go)
 
 	descendantsOnly bool   // tests on a host: sweep only the executor's descendants
 	testRoot        string // tests on a host: the workspace
@@ -107,7 +108,7 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 		}
 		defer stop()
 	}
-	if err := s.link.reply(&wire.Response{ID: hello.ID, Version: s.Version}); err != nil {
+	if err := s.link.reply(&wire.Response{ID: hello.ID, Version: s.Version, Protocol: wire.Protocol, Ifaces: ifaceNames()}); err != nil {
 		return err
 	}
 	return s.loop(r, hello)
@@ -199,6 +200,10 @@ func (s *Server) handle(req *wire.Request) *wire.Response {
 		return s.readFile(req)
 	case wire.OpWrite:
 		return s.writeFile(req)
+	case wire.OpCopyIn:
+		return s.copyIn(req)
+	case wire.OpCopyOut:
+		return s.copyOut(req)
 	default:
 		return &wire.Response{Error: fmt.Sprintf("unknown op %q", req.Op)}
 	}

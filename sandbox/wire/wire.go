@@ -90,6 +90,8 @@ type Request struct {
 	PidsMax    int    `json:"pids_max,omitempty"`    // the container's pids limit
 
 	Answer *Answer `json:"answer,omitempty"` // OpAnswer
+
+	Copy *CopyReq `json:"copy,omitempty"` // OpCopyIn, OpCopyOut (copy.go)
 }
 
 // Response is one executor-to-host message.
@@ -114,6 +116,10 @@ type Response struct {
 	Resolved []byte `json:"resolved,omitempty"`
 	SHA256   string `json:"sha256,omitempty"`
 	Version  string `json:"version,omitempty"`
+	// Hello: the executor's protocol (see Protocol) and its network
+	// interfaces (a sandbox with network: none must have only lo).
+	Protocol string   `json:"protocol,omitempty"`
+	Ifaces   []string `json:"ifaces,omitempty"`
 
 	// Exec: what the tracer and the effects check saw (see report.go).
 	// Ask is set on an intermediate frame that carries the exec's id and
@@ -123,6 +129,8 @@ type Response struct {
 	Dropped  int        `json:"programs_dropped,omitempty"`
 	Execs    []ExecStop `json:"denied_execs,omitempty"`
 	Alarms   []Alarm    `json:"alarms,omitempty"`
+
+	Copy *CopyResp `json:"copy,omitempty"` // OpCopyIn, OpCopyOut (copy.go)
 }
 
 // ErrFrameTooLarge is returned for a frame whose length exceeds MaxFrame.
