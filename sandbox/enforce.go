@@ -51,8 +51,9 @@ type DeniedExec struct {
 
 // Alarm is a forbidden effect found (and undone) after a call: What is
 // "created", "changed", "removed", "setid", "device", "pids" or
-// "incomplete"; Action "removed", "restored", "cleared", "killed" or
-// "reported".
+// "incomplete"; Action "removed", "restored", "cleared", "killed",
+// "reported", or "dropped" (a change a Kubernetes sandbox made was not
+// brought back to the host).
 type Alarm struct {
 	Path   string `json:"path,omitempty"`
 	What   string `json:"what"`

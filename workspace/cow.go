@@ -65,6 +65,7 @@ func (c *Copy) ChangedRoot() string {
 // over the workspace, or the real copy mounted read-write.
 func (c *Copy) Configure(cfg *sandbox.Config) {
 	cfg.WorkspaceMode = sandbox.WorkspaceRW
+	cfg.WorkspaceCopy = true
 	if c.Kind == KindOverlay {
 		cfg.Workspace = c.Workspace
 		cfg.Overlay = &sandbox.Overlay{Upper: c.Upper(), Work: c.OverlayWork()}
