@@ -246,4 +246,3 @@ func (r *Runtime) checkIsolated(ifaces []string) error {
 	}
 	return fmt.Errorf("%w: network: none cannot be proven on this cluster: the sandbox pod has interfaces %v, and whether the network plugin enforces NetworkPolicy is unknown; if it does, set %s=1 (see agentbox doctor --backend kubernetes)", sandbox.ErrUnavailable, ifaces, EnvNetpolEnforced)
 }
-
