@@ -15,6 +15,7 @@ import (
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/workspace"
 	"github.com/urfave/cli/v2"
 )
 
@@ -55,7 +56,18 @@ func execCommand() *cli.Command {
 			}
 			defer log.Close()
 			cfg = agent.WithEgress(cfg, p, log)
-			return withRuntime(c.Context, func(rt backend) error {
+			cp, err := k8sCopy(c, p, &cfg)
+			if err != nil {
+				return err
+			}
+			if cp != nil {
+				defer func() {
+					if cp.State == workspace.StateRunning {
+						_ = cp.Remove() // nothing ran
+					}
+				}()
+			}
+			return withRuntime(c, func(rt backend) error {
 				_, _ = rt.GC(c.Context) // a cheap gc first: sandboxes of dead owners go
 				tools, err := agent.NewTools(p, &cfg, log, appr)
 				if err != nil {
@@ -73,6 +85,11 @@ func execCommand() *cli.Command {
 				})
 				if err != nil {
 					return err
+				}
+				if cp != nil && tools.Session != nil {
+					if ferr := finishCopy(c, cp, &agent.Result{}); ferr != nil {
+						return exitWith(exitFailed, ferr)
+					}
 				}
 				return printExec(c, o, timeout)
 			})

@@ -58,12 +58,24 @@ func mcpCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return withRuntime(c.Context, func(rt backend) error {
+			cp, err := k8sCopy(c, p, &cfg)
+			if err != nil {
+				return err
+			}
+			return withRuntime(c, func(rt backend) error {
 				_, _ = rt.GC(c.Context)
-				return mcp.Serve(c.Context, mcp.Config{
+				err := mcp.Serve(c.Context, mcp.Config{
 					Policy: p, Sandbox: cfg, Runtime: rt, Audit: log, Fallback: fallback, Start: start,
 					Version: agentbox.Version, In: in, Out: out,
 				})
+				if cp != nil {
+					// The sandbox is closed (its changes came back): the
+					// change set waits for review.
+					if ferr := finishCopy(c, cp, &agent.Result{}); ferr != nil && err == nil {
+						err = ferr
+					}
+				}
+				return err
 			})
 		},
 	}
