@@ -8,8 +8,8 @@ import (
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/images"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/sandbox/wire"
 	"github.com/agentbox/agentbox/sandbox/docker"
+	"github.com/agentbox/agentbox/sandbox/wire"
 	"github.com/urfave/cli/v2"
 )
 
