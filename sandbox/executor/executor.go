@@ -75,6 +75,7 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 		return fmt.Errorf("executor: cannot make itself non-dumpable: %w", err)
 	}
 	s.self = os.Getpid()
+	lowerRlimits()
 	if err := becomeReaper(); err != nil {
 		return fmt.Errorf("executor: %w", err)
 	}

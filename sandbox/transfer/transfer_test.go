@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -196,5 +197,26 @@ func TestHostileStreams(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Names need not be UTF-8, and long ones survive.
+func TestOddNames(t *testing.T) {
+	host, box := t.TempDir(), t.TempDir()
+	long := strings.Repeat("d", 120) + "/" + strings.Repeat("f", 200)
+	for _, n := range []string{"caf\xe9-latin1.txt", long, "sp ace\nnewline"} {
+		write(t, host, n, n, 0o644)
+	}
+	var in bytes.Buffer
+	if _, err := PackTree(&in, host, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := apply(t, box, in.Bytes(), ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"caf\xe9-latin1.txt", long, "sp ace\nnewline"} {
+		if read(t, filepath.Join(box, n)) != n {
+			t.Fatalf("%q did not survive", n)
+		}
 	}
 }
