@@ -192,6 +192,7 @@ func TestK8sGCOwnerKilled(t *testing.T) {
 		return victimPod != "" && livePod != ""
 	})
 	_ = victim.Process.Signal(syscall.SIGKILL)
+	_, _ = victim.Process.Wait() // reaped: a zombie would still look alive
 	r := abCmd{fullEnv: env}.run(t, "gc")
 	if r.code != 0 || !strings.Contains(r.stdout, victimPod) || !strings.Contains(r.stdout, "owner process is gone") {
 		t.Fatalf("gc: %d %q %q", r.code, r.stdout, r.stderr)
