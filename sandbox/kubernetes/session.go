@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,10 +68,12 @@ func (s *session) connect(ctx context.Context) error {
 	}()
 	s.Client = wire.NewClient(wire.Transport{Stream: s.stream, Kill: s.kill, Explain: s.exitReason, Diag: s.stderr.String})
 	if err := s.HelloConfig(ctx, s.cfg, ""); err != nil {
-		if ctx.Err() != nil {
-			return err
+		if wire.IsProtocolError(err) || strings.Contains(err.Error(), "bad ") {
+			// An executor built from other code answers what this one
+			// cannot read, or says it speaks another protocol.
+			return fmt.Errorf("%w; the executor in image %s is not this agentbox's: rebuild the image with `agentbox image build --executor` (make image-k8s) and re-import it into the cluster (make k8s-up)", err, s.cfg.Image)
 		}
-		return fmt.Errorf("%w; if the executor in image %s is another agentbox's, rebuild it with `agentbox image build --executor` (make image-k8s) and re-import it into the cluster (make k8s-up)", err, s.cfg.Image)
+		return err
 	}
 	if s.cfg.Network == sandbox.NetworkNone {
 		if err := s.rt.checkIsolated(s.Peer().Ifaces); err != nil {
