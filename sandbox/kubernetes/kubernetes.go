@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -91,6 +93,7 @@ func New(cs kubernetes.Interface, cfg *rest.Config, o Options) *Runtime {
 // (KUBECONFIG, else ~/.kube/config, else in-cluster) and checks that the
 // API server answers.
 func Connect(ctx context.Context, o Options) (*Runtime, error) {
+	quietKlog()
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
 	cfg, err := cc.ClientConfig()
@@ -165,3 +168,12 @@ func (r *Runtime) CloseAll(ctx context.Context) error {
 
 // Close closes every open session.
 func (r *Runtime) Close(ctx context.Context) error { return r.CloseAll(ctx) }
+
+// quietKlog keeps client-go's own logging (klog: "Copying stdout failed"
+// when a stream agentbox closed ends) off agentbox's stderr, unless
+// AGENTBOX_DEBUG is set; agentbox reports what matters itself.
+var quietKlog = sync.OnceFunc(func() {
+	if os.Getenv("AGENTBOX_DEBUG") == "" {
+		klog.SetLogger(logr.Discard())
+	}
+})
