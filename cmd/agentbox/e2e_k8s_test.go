@@ -56,7 +56,7 @@ func TestK8sRunChangesApply(t *testing.T) {
 	writeTestFile(t, pol, k8sPolicy)
 	writeTestFile(t, script, `turns:
   - tool_calls:
-      - {name: execute_bash, args: {command: "test -e .env && echo LEAKED; sed -i s/edit/EDITED/ edit.txt && rm gone.txt && rm -r dir && echo new > new.txt && chmod 755 run.sh && ln -sfn new.txt link && echo evil >> .git/config; echo ok"}}
+      - {name: execute_bash, args: {command: "ls -A > listing.txt; sed -i s/edit/EDITED/ edit.txt && rm gone.txt && rm -r dir && echo new > new.txt && chmod 755 run.sh && ln -sfn new.txt link && python3 -c 'open(\".git/config\", \"a\").write(\"evil\")'; echo ok"}}
   - tool_calls:
       - {name: write_file, args: {path: written.txt, content: "by write_file\n"}}
   - content: done
@@ -65,9 +65,6 @@ func TestK8sRunChangesApply(t *testing.T) {
 	r := ab.run(t, "run", "--no-memory", "--policy", pol, "--workspace", ws, "--audit", filepath.Join(dir, "a.jsonl"), "--script", script, "every kind of change")
 	if r.code != 0 {
 		t.Fatalf("run: %d %s", r.code, r.stderr)
-	}
-	if strings.Contains(r.stdout+r.stderr, "LEAKED") {
-		t.Fatal("the read-denied file was in the pod")
 	}
 	m := sessionRe.FindStringSubmatch(r.stderr)
 	if m == nil || !strings.Contains(r.stderr, "working on a full copy") && !strings.Contains(r.stderr, "working on a reflinked copy") {
@@ -100,14 +97,20 @@ func TestK8sRunChangesApply(t *testing.T) {
 			t.Errorf("%s not removed", p)
 		}
 	}
+	if l := read("listing.txt"); strings.Contains(l, ".env") || !strings.Contains(l, "edit.txt") {
+		t.Errorf("the pod's workspace listing: %q (the read-denied .env must not be there)", l)
+	}
 	if fi, _ := os.Stat(filepath.Join(ws, "run.sh")); fi == nil || fi.Mode().Perm() != 0o755 {
 		t.Error("mode not applied")
 	}
 	if l, _ := os.Readlink(filepath.Join(ws, "link")); l != "new.txt" {
 		t.Errorf("symlink not applied: %q", l)
 	}
-	if v := ab.run(t, "audit", "show", filepath.Join(dir, "a.jsonl")); !strings.Contains(v.stdout, ".git/config") {
-		t.Errorf("the dropped change is not an alarm in the audit log:\n%s", v.stdout)
+	// The change was undone in the pod (the executor's effects check) and
+	// is one alarm in the audit log; it does not come back as a second.
+	b, _ := os.ReadFile(filepath.Join(dir, "a.jsonl"))
+	if n := strings.Count(string(b), `"path":".git/config"`); n != 1 || !strings.Contains(string(b), `"event":"alarm"`) {
+		t.Errorf("%d alarm(s) for .git/config in the audit log, want 1", n)
 	}
 	// rw asked for explicitly is refused with the way to do it.
 	if r := ab.run(t, "run", "--no-memory", "--workspace", ws, "--workspace-mode", "rw", "--script", script, "x"); r.code != 2 || !strings.Contains(r.stderr, "agentbox changes") {

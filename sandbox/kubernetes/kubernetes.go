@@ -21,10 +21,10 @@ import (
 
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/go-logr/logr"
-	"k8s.io/klog/v2"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 )
 
 // DefaultImage is the sandbox image on Kubernetes: the base image with the

@@ -2,6 +2,7 @@ package transfer
 
 import (
 	"archive/tar"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -92,6 +93,9 @@ func (a *applier) entry(tr *tar.Reader, hdr *tar.Header, name string) error {
 	exists := lerr == nil
 	if a.o.Deny != nil {
 		if rule := a.o.Deny(name); rule != "" {
+			if exists && a.unchanged(tr, hdr, name, existing) {
+				return nil // rewritten as it was (the executor's effects check restored it)
+			}
 			what := "created"
 			switch {
 			case del:
@@ -117,6 +121,14 @@ func (a *applier) entry(tr *tar.Reader, hdr *tar.Header, name string) error {
 		a.alarm(name, "setid", "cleared", "")
 	}
 	switch hdr.Typeflag {
+	case TypeChmod:
+		if exists && existing.Mode().IsRegular() {
+			if err := a.root.Chmod(name, mode); err != nil {
+				return fmt.Errorf("setting the mode of %s: %w", name, err)
+			}
+			a.rep.Files++
+		}
+		return nil
 	case tar.TypeDir:
 		if exists && !existing.IsDir() {
 			if err := a.removeTree(name); err != nil {
@@ -152,6 +164,47 @@ func (a *applier) entry(tr *tar.Reader, hdr *tar.Header, name string) error {
 	// Hard links, devices, FIFOs and anything else: never carried.
 	a.alarm(name, "device", "dropped", "")
 	return nil
+}
+
+// unchanged reports whether the entry says what the host has already: the
+// same type and mode, and for a regular file the same content (read from
+// tr, which the entry then no longer needs).
+func (a *applier) unchanged(tr io.Reader, hdr *tar.Header, name string, fi fs.FileInfo) bool {
+	mode := fs.FileMode(hdr.Mode).Perm()
+	switch hdr.Typeflag {
+	case tar.TypeDir:
+		return fi.IsDir() && fi.Mode().Perm() == mode
+	case TypeChmod:
+		return fi.Mode().IsRegular() && fi.Mode().Perm() == mode
+	case tar.TypeSymlink:
+		l, err := a.root.Readlink(name)
+		return err == nil && fi.Mode()&fs.ModeSymlink != 0 && l == hdr.Linkname
+	case tar.TypeReg:
+		if !fi.Mode().IsRegular() || fi.Mode().Perm() != mode || fi.Size() != hdr.Size {
+			return false
+		}
+		f, err := a.root.Open(name)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		return sameContent(f, io.LimitReader(tr, hdr.Size))
+	}
+	return false
+}
+
+func sameContent(a, b io.Reader) bool {
+	ba, bb := make([]byte, 32<<10), make([]byte, 32<<10)
+	for {
+		na, ea := io.ReadFull(a, ba)
+		nb, eb := io.ReadFull(b, bb)
+		if na != nb || !bytes.Equal(ba[:na], bb[:nb]) {
+			return false
+		}
+		if ea != nil || eb != nil {
+			return (ea == io.EOF || ea == io.ErrUnexpectedEOF) && (eb == io.EOF || eb == io.ErrUnexpectedEOF)
+		}
+	}
 }
 
 // parents makes sure every directory above name is a real directory (not a

@@ -88,14 +88,16 @@ func PackChanges(w io.Writer, dir string, base Snap, max int64, maxEntries int) 
 	var st Stats
 	cur := Snap{}
 	type entry struct {
-		rel string
-		s   syscall.Stat_t
+		rel      string
+		s        syscall.Stat_t
+		modeOnly bool
 	}
 	var changed []entry
 	err := walk(dir, maxEntries, func(rel string, s *syscall.Stat_t) {
-		cur[rel] = stampOf(s)
-		if old, ok := base[rel]; !ok || !same(old, cur[rel]) {
-			changed = append(changed, entry{rel, *s})
+		now := stampOf(s)
+		cur[rel] = now
+		if old, ok := base[rel]; !ok || !same(old, now) {
+			changed = append(changed, entry{rel, *s, ok && modeOnly(old, now)})
 		}
 	})
 	if err != nil {
@@ -121,6 +123,13 @@ func PackChanges(w io.Writer, dir string, base Snap, max int64, maxEntries int) 
 		st.Entries++
 	}
 	for _, e := range changed {
+		if e.modeOnly {
+			if err := tw.WriteHeader(&tar.Header{Name: e.rel, Typeflag: TypeChmod, Mode: int64(e.s.Mode & 0o7777)}); err != nil {
+				return nil, st, err
+			}
+			st.Entries++
+			continue
+		}
 		if err := packChange(tw, dir, e.rel, &e.s, &st, max); err != nil {
 			return nil, st, err
 		}
@@ -136,6 +145,12 @@ func insideAny(rel string, set map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+// modeOnly: the same regular file, content untouched, another mode.
+func modeOnly(a, b stamp) bool {
+	return a.mode&syscall.S_IFMT == syscall.S_IFREG && b.mode&syscall.S_IFMT == syscall.S_IFREG &&
+		a.ino == b.ino && a.size == b.size && a.mtime == b.mtime && a.mode != b.mode
 }
 
 // same: a directory is unchanged unless its mode or identity changed (its

@@ -21,9 +21,15 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 )
 
-// TypeDelete is the tar type flag of a deletion: the path (a whole tree,
-// for a directory) is gone in the sandbox.
-const TypeDelete byte = 'W'
+// Tar type flags of the change stream beyond the standard ones.
+const (
+	// TypeDelete: the path (a whole tree, for a directory) is gone.
+	TypeDelete byte = 'W'
+	// TypeChmod: only the permission bits of an existing regular file
+	// changed (its content and identity did not): the receiver changes
+	// the mode in place, so the change stays a mode change.
+	TypeChmod byte = 'M'
+)
 
 // DefaultMaxEntries bounds the entries of one stream.
 const DefaultMaxEntries = 1_000_000
