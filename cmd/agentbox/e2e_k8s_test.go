@@ -197,6 +197,7 @@ func TestK8sGCOwnerKilled(t *testing.T) {
 	_ = victim.Process.Signal(syscall.SIGKILL)
 	_, _ = victim.Process.Wait() // reaped: a zombie would still look alive
 	r := abCmd{fullEnv: env}.run(t, "gc")
+	t.Logf("victim %s, live %s; gc: %s", victimPod, livePod, strings.TrimSpace(r.stdout))
 	if r.code != 0 || !strings.Contains(r.stdout, victimPod) || !strings.Contains(r.stdout, "owner process is gone") {
 		t.Fatalf("gc: %d %q %q", r.code, r.stdout, r.stderr)
 	}
