@@ -122,6 +122,14 @@ func TestK8sRunChangesApply(t *testing.T) {
 	}
 }
 
+// Exit codes on the cluster: a missing image is 125, nothing is started.
+func TestK8sMissingImageExit125(t *testing.T) {
+	r := abCmd{fullEnv: k8sEnv(t)}.run(t, "exec", "--workspace", t.TempDir(), "--image", "agentbox/no-such-image:latest", "--", "true")
+	if r.code != 125 || !strings.Contains(r.stderr, "no-such-image") {
+		t.Fatalf("exec with a missing image: %d %q", r.code, r.stderr)
+	}
+}
+
 // k8sPods lists the agentbox pods of the test namespace: name -> owner.
 func k8sPods(t *testing.T) map[string]string {
 	t.Helper()

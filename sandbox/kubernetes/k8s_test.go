@@ -222,3 +222,26 @@ func TestWorkspaceRoundTripK8s(t *testing.T) {
 		t.Errorf("symlink change not brought back: %q", l)
 	}
 }
+
+// A pod the cluster cannot schedule fails Start at the deadline with the
+// scheduler's reason; a RuntimeClass the cluster lacks fails at once.
+func TestUnschedulableAndRuntimeClass(t *testing.T) {
+	rt := testRuntime(t)
+	rt.opts.StartTimeout = 5 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	id := sandbox.NewID()
+	_, err := rt.Start(ctx, sandbox.Config{SessionID: id, Workspace: t.TempDir(), WorkspaceCopy: true, MemoryBytes: 1 << 50})
+	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "not scheduled") || !strings.Contains(err.Error(), "memory") {
+		t.Fatalf("unschedulable: %v", err)
+	}
+	t.Logf("error: %v", err)
+	if left, _ := rt.ListSandboxes(ctx, id); len(left) > 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+	_, err = rt.Start(ctx, sandbox.Config{Workspace: t.TempDir(), WorkspaceCopy: true, Runtime: "no-such-class"})
+	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "RuntimeClass") {
+		t.Fatalf("missing RuntimeClass: %v", err)
+	}
+	t.Logf("error: %v", err)
+}

@@ -43,8 +43,11 @@ const ExecutorPath = "/.agentbox/agentbox"
 const EnvNetpolEnforced = "AGENTBOX_K8S_NETPOL_ENFORCED"
 
 // DefaultStartTimeout bounds a pod's way to Running (scheduling, image,
-// container start).
+// container start); EnvStartTimeout overrides it.
 const DefaultStartTimeout = 2 * time.Minute
+
+// EnvStartTimeout is a duration that replaces DefaultStartTimeout.
+const EnvStartTimeout = "AGENTBOX_K8S_START_TIMEOUT"
 
 // DefaultHeartbeat is how often the host pings the executor; the executor
 // kills every process after three silent intervals.
@@ -107,6 +110,13 @@ func Connect(ctx context.Context, o Options) (*Runtime, error) {
 	}
 	if os.Getenv(EnvNetpolEnforced) == "1" {
 		o.NetpolEnforced = true
+	}
+	if v := os.Getenv(EnvStartTimeout); v != "" && o.StartTimeout == 0 {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%w: %s=%q: want a duration such as 5m", sandbox.ErrConfig, EnvStartTimeout, v)
+		}
+		o.StartTimeout = d
 	}
 	rt := New(cs, cfg, o)
 	if err := rt.ping(ctx); err != nil {

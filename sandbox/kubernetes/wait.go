@@ -72,7 +72,7 @@ func (r *Runtime) waitRunning(ctx context.Context, name, image string) error {
 	last := "not created yet"
 	timeout := func() error {
 		if errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
-			return fmt.Errorf("%w: the sandbox pod did not start within %s: %s (raise it with the runtime's start timeout, or see kubectl -n %s describe pod %s)", sandbox.ErrUnavailable, r.opts.StartTimeout, last, r.opts.Namespace, name)
+			return fmt.Errorf("%w: the sandbox pod did not start within %s: %s (see kubectl -n %s describe pod %s; %s raises the bound)", sandbox.ErrUnavailable, r.opts.StartTimeout, last, r.opts.Namespace, name, EnvStartTimeout)
 		}
 		return fmt.Errorf("%w: %w", sandbox.ErrClosed, ctx.Err())
 	}
