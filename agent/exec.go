@@ -96,7 +96,7 @@ func ExecOnce(ctx context.Context, cfg ExecConfig) (Outcome, error) {
 	if err := t.PullChanges(ctx); err != nil && o.Err == nil {
 		o.Err = err // the workspace copy misses the command's changes
 	}
-	end := &audit.Record{Event: audit.EventSessionEnd, Session: t.SessionID, Steps: 1, Status: execStatus(ctx, o)}
+	end := &audit.Record{Event: audit.EventSessionEnd, Session: t.SessionID, Steps: 1, Status: ExecStatus(ctx, o)}
 	if o.Err != nil {
 		end.Error = t.redact(o.Err.Error())
 	}
@@ -118,7 +118,8 @@ func ExecOnce(ctx context.Context, cfg ExecConfig) (Outcome, error) {
 	return o, nil
 }
 
-func execStatus(ctx context.Context, o Outcome) string {
+// ExecStatus is the status of one exec, as session_end records it.
+func ExecStatus(ctx context.Context, o Outcome) string {
 	switch {
 	case ctx.Err() != nil:
 		return StatusInterrupted

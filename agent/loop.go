@@ -81,6 +81,9 @@ type RunConfig struct {
 	// the run waits for the slower of the two, not their sum; it sets
 	// Tools.Session, which the caller closes. Tools.SessionID must be set.
 	Start func(ctx context.Context) (sandbox.Session, error)
+	// Hints say what to do when a limit stops the run (batch: the task
+	// file's field); "" = raise --max-steps, sandbox.timeouts.session.
+	Hints LimitHints
 }
 
 // Result is the outcome of a run (agentbox run --json prints it).
@@ -230,7 +233,7 @@ func (r *runner) run(parent context.Context) (Result, error) {
 		err = fmt.Errorf("interrupted after %d steps: %w", r.step, context.Cause(parent))
 	case ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrSessionTimeout):
 		r.res.Status = StatusTimeout
-		err = fmt.Errorf("%w: the run took longer than %s and was stopped; raise sandbox.timeouts.session in the policy", ErrSessionTimeout, cfg.SessionTimeout)
+		err = fmt.Errorf("%w: the run took longer than %s and was stopped; %s", ErrSessionTimeout, cfg.SessionTimeout, orDefault(cfg.Hints.Timeout, "raise sandbox.timeouts.session in the policy"))
 	default:
 		r.res.Status = StatusError
 	}
@@ -354,7 +357,7 @@ func (r *runner) steps(ctx context.Context) (string, error) {
 			return "", context.Cause(ctx)
 		}
 		if r.step >= r.cfg.MaxSteps {
-			return "", fmt.Errorf("%w: %d model calls without a final answer; raise --max-steps or narrow the task", ErrStepLimit, r.cfg.MaxSteps)
+			return "", fmt.Errorf("%w: %d model calls without a final answer; %s", ErrStepLimit, r.cfg.MaxSteps, orDefault(r.cfg.Hints.Steps, "raise --max-steps or narrow the task"))
 		}
 		r.step++
 		if n := elide(r.msgs, r.cfg.ContextBudget, r.meta); n > 0 {
@@ -465,4 +468,18 @@ func planOf(step int, resp Response) []string {
 // (exit code 125).
 func IsSandboxFailure(err error) bool {
 	return errors.Is(err, sandbox.ErrExecutor) || errors.Is(err, sandbox.ErrUnavailable)
+}
+
+// LimitHints are the "what to do" of the errors of a run stopped by a
+// limit.
+type LimitHints struct {
+	Steps   string // the step limit
+	Timeout string // the session timeout
+}
+
+func orDefault(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -61,6 +62,10 @@ type Tools struct {
 	// Redact removes secrets from text that leaves agentbox (model
 	// messages, terminal); nil = none.
 	Redact func(string) string
+	// Stdout and Stderr, when set, receive each execute_bash command's
+	// output as it is written, the streams apart, whole and redacted
+	// (`agentbox exec`); the model still gets the capped output.
+	Stdout, Stderr io.Writer
 
 	current string // the call in progress, for exec-time approvals
 	// approved are the ask rules the call in progress was approved under

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/agentbox/agentbox/policy"
@@ -60,7 +61,22 @@ func parseBash(raw []byte) (*toolCall, error) {
 }
 
 func runBash(ctx context.Context, t *Tools, cmd string) (runResult, error) {
-	res, err := t.Session.Exec(ctx, sandbox.ExecRequest{Command: cmd, Timeout: t.callTimeout()})
+	req := sandbox.ExecRequest{Command: cmd, Timeout: t.callTimeout()}
+	var streams []*redactStream
+	for _, p := range []struct {
+		w   io.Writer
+		dst *io.Writer
+	}{{t.Stdout, &req.Stdout}, {t.Stderr, &req.Stderr}} {
+		if p.w != nil {
+			rs := newRedactStream(p.w, t.redact)
+			streams = append(streams, rs)
+			*p.dst = rs
+		}
+	}
+	res, err := t.Session.Exec(ctx, req)
+	for _, rs := range streams {
+		_ = rs.Close() // the rest of a last line without a newline
+	}
 	if err != nil {
 		return runResult{}, err
 	}

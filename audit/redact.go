@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -55,10 +54,10 @@ func Redactor(opts Options) func(string) string {
 		}
 		rep = strings.NewReplacer(pairs...)
 	}
-	var res []*regexp.Regexp
+	var res []prefiltered
 	for _, re := range opts.Redact {
 		if re != nil {
-			res = append(res, re)
+			res = append(res, newPrefiltered(re))
 		}
 	}
 	return func(s string) string {
@@ -68,8 +67,14 @@ func Redactor(opts Options) func(string) string {
 		if rep != nil {
 			s = rep.Replace(s)
 		}
-		for _, re := range res {
-			s = re.ReplaceAllLiteralString(s, Redacted)
+		if len(res) > 0 {
+			lower, safe := strings.ToLower(s), foldSafe(s)
+			for _, p := range res {
+				if !p.skip(lower, safe) {
+					s = p.re.ReplaceAllLiteralString(s, Redacted)
+					lower = strings.ToLower(s)
+				}
+			}
 		}
 		return applyDetectors(s)
 	}

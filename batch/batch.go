@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/agent"
+	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/agentbox/agentbox/workspace"
@@ -67,9 +68,19 @@ type Config struct {
 	// DiskInSandbox says where the backend bounds a task's writes itself
 	// (Kubernetes); see workspace.CopyOptions.BoundInSandbox.
 	DiskInSandbox string
-	// Progress receives the progress line (TTY) or one line per task.
+	// Progress receives the progress line (TTY) or one line per task;
+	// Width is the terminal's width, asked at every redraw (nil = 80).
+	// Quiet leaves only notices (the events carry the progress).
 	Progress io.Writer
 	TTY      bool
+	Width    func() int
+	Quiet    bool
+	// Events hears about every task as it starts and finishes (nil = none).
+	Events Events
+	// EndpointFailures is how many tasks in a row may end with the model
+	// endpoint failing before no more tasks start (0 =
+	// DefaultEndpointFailures; see breaker.go).
+	EndpointFailures int
 }
 
 // Summary is the outcome of a batch.
@@ -86,8 +97,13 @@ type Summary struct {
 	DurationMS  int64          `json:"duration_ms"`
 	TasksPerMin float64        `json:"tasks_per_min"` // tasks finished in this run
 	Interrupted bool           `json:"interrupted"`
-	Results     string         `json:"results"` // path of results.jsonl
-	Tasks       []Line         `json:"tasks"`   // every finished task, in task-file order
+	// Stopped says why no more tasks were started (the model endpoint
+	// kept failing); those tasks are in Tasks as StatusNotStarted.
+	Stopped string `json:"stopped,omitempty"`
+	Results string `json:"results"` // path of results.jsonl
+	// Tasks are every finished task, and the tasks not started when the
+	// batch stopped, in task-file order.
+	Tasks []Line `json:"tasks"`
 }
 
 // AllOK reports whether every task of the batch finished with status ok.
@@ -98,6 +114,7 @@ type batcher struct {
 	work    string // parent of the workspace copies
 	results *resultsFile
 	prog    *progress
+	brk     *breaker
 }
 
 // Run runs the batch. It returns when every task has finished or ctx
@@ -133,7 +150,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	defer res.close()
-	b := &batcher{cfg: cfg, work: filepath.Join(out, workDirName), results: res}
+	b := &batcher{cfg: cfg, work: filepath.Join(out, workDirName), results: res, brk: newBreaker(cfg.EndpointFailures, cfg.Audit.Redact)}
 	if err := b.cleanWork(); err != nil {
 		return Summary{}, fmt.Errorf("%w: work directory: %w", ErrConfig, err)
 	}
@@ -151,6 +168,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	skipped := len(finished)
 	b.prog = newProgress(cfg.Progress, cfg.TTY, len(cfg.Tasks), len(pending))
+	b.prog.width, b.prog.quiet = cfg.Width, cfg.Quiet
 	for _, l := range finished {
 		b.prog.count(l)
 	}
@@ -164,6 +182,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		ran++
 		mu.Unlock()
 		b.prog.finished(l)
+		if cfg.Events != nil {
+			cfg.Events.TaskFinished(l)
+		}
 	})
 	b.prog.end()
 	elapsed := time.Since(start)
@@ -173,10 +194,17 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if elapsed > 0 {
 		s.TasksPerMin = float64(ran) / elapsed.Minutes()
 	}
+	stopped := b.brk.tripped()
 	for _, t := range cfg.Tasks {
 		l, ok := finished[t.ID]
 		if !ok {
 			s.NotRun++
+			if stopped != "" && ctx.Err() == nil {
+				s.Stopped = stopped
+				s.Tasks = append(s.Tasks, Line{ID: t.ID, Status: StatusNotStarted, Exit: exitFailed,
+					Error: "model endpoint failing: " + stopped, FilesChanged: []audit.FileChange{}})
+				s.ByStatus[StatusNotStarted]++
+			}
 			continue
 		}
 		s.Tasks = append(s.Tasks, l)
@@ -192,6 +220,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	_ = writeJSON(filepath.Join(out, summaryName), s)
 	if ctx.Err() != nil {
 		return s, fmt.Errorf("batch interrupted with %d of %d tasks not finished: %w", s.NotRun, s.Total, context.Cause(ctx))
+	}
+	if s.Stopped != "" {
+		return s, fmt.Errorf("%w (%s): %d of %d tasks not started", ErrEndpointFailing, s.Stopped, s.NotRun, s.Total)
 	}
 	return s, nil
 }

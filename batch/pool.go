@@ -121,6 +121,9 @@ func (b *batcher) schedule(ctx context.Context, tasks []*Task, finish func(Line)
 		go func() {
 			defer preparers.Done()
 			for t := range jobs {
+				if b.brk.blocks(t) {
+					continue // the endpoint keeps failing: not started
+				}
 				p := &prepared{task: t}
 				if !b.cfg.NoPool {
 					p = b.prepare(ctx, t)
@@ -146,7 +149,7 @@ func (b *batcher) schedule(ctx context.Context, tasks []*Task, finish func(Line)
 		go func() {
 			defer workers.Done()
 			for p := range ready {
-				if ctx.Err() != nil {
+				if ctx.Err() != nil || b.brk.blocks(p.task) {
 					b.discard(ctx, p)
 					continue
 				}

@@ -14,15 +14,20 @@ import (
 const barWidth = 20
 
 // progress shows the batch's progress: on a terminal one line redrawn in
-// place,
+// place, fitted to the terminal's width at every redraw (asked each time,
+// so a resized terminal is followed), cut by display columns, never inside
+// a character,
 //
-//	[=========>          ] 23/50  ok 21  failed 1  denied-calls 7  eta 3m
+//	[=========>          ] 23/50  ok 21  failed 1  denied-calls 7  eta 3m  ▸ t24: fix the 日本語 docs
 //
-// otherwise one plain line per finished task.
+// otherwise one plain line per finished task. Quiet (--json-events) shows
+// only notices.
 type progress struct {
 	mu      sync.Mutex
 	w       io.Writer
 	tty     bool
+	quiet   bool
+	width   func() int // terminal columns; nil = 80
 	total   int
 	pending int // tasks to run in this batch
 	done    int // finished, earlier runs included
@@ -32,6 +37,7 @@ type progress struct {
 	denied  int
 	start   time.Time
 	drawn   bool
+	running []*Task // started and not finished, oldest first
 }
 
 func newProgress(w io.Writer, tty bool, total, pending int) *progress {
@@ -40,6 +46,25 @@ func newProgress(w io.Writer, tty bool, total, pending int) *progress {
 		tty = false
 	}
 	return &progress{w: w, tty: tty, total: total, pending: pending, start: time.Now()}
+}
+
+// started reports a task picked up by a worker.
+func (p *progress) started(t *Task) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running = append(p.running, t)
+	if p.tty && !p.quiet {
+		p.redraw()
+	}
+}
+
+func (p *progress) stopped(id string) {
+	for i, t := range p.running {
+		if t.ID == id {
+			p.running = append(p.running[:i], p.running[i+1:]...)
+			return
+		}
+	}
 }
 
 // count adds a task finished by an earlier run.
@@ -63,6 +88,9 @@ func (p *progress) add(l Line) {
 func (p *progress) draw() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.quiet {
+		return
+	}
 	if p.tty {
 		p.redraw()
 	} else if p.done > 0 {
@@ -71,11 +99,46 @@ func (p *progress) draw() {
 }
 
 func (p *progress) redraw() {
-	fmt.Fprintf(p.w, "\r\x1b[K%s", p.line())
+	fmt.Fprintf(p.w, "\r\x1b[K%s", p.line(p.columns()-1)) // the cursor must not wrap
 	p.drawn = true
 }
 
-func (p *progress) line() string {
+func (p *progress) columns() int {
+	if p.width != nil {
+		if w := p.width(); w > 0 {
+			return w
+		}
+	}
+	return 80
+}
+
+// line is the progress line in at most cols columns: when room is short
+// the bar goes first, then the running task's text is cut, then the rest.
+func (p *progress) line(cols int) string {
+	s := fmt.Sprintf("%d/%d  ok %d  failed %d  denied-calls %d", p.done, p.total, p.ok, p.failed, p.denied)
+	if p.ran > 0 && p.ran < p.pending {
+		per := time.Since(p.start) / time.Duration(p.ran)
+		s += "  eta " + shortDuration(per*time.Duration(p.pending-p.ran))
+	}
+	cur := ""
+	if n := len(p.running); n > 0 {
+		t := p.running[n-1]
+		cur = "  ▸ " + t.ID + ": " + textutil.OneLine(t.Task, 512)
+		if n > 1 {
+			cur = fmt.Sprintf("  ▸ %d running, %s: %s", n, t.ID, textutil.OneLine(t.Task, 512))
+		}
+	}
+	// The bar only when the running task keeps room to be read.
+	if bar := p.bar(); textutil.Width(bar)+1+textutil.Width(s)+min(textutil.Width(cur), 32) <= cols {
+		s = bar + " " + s
+	}
+	if cur != "" && cols-textutil.Width(s) >= 12 {
+		s += cur
+	}
+	return textutil.Fit(s, cols)
+}
+
+func (p *progress) bar() string {
 	fill := 0
 	if p.total > 0 {
 		fill = p.done * barWidth / p.total
@@ -84,12 +147,7 @@ func (p *progress) line() string {
 	if fill < barWidth {
 		bar += ">" + strings.Repeat(" ", barWidth-fill-1)
 	}
-	s := fmt.Sprintf("[%s] %d/%d  ok %d  failed %d  denied-calls %d", bar, p.done, p.total, p.ok, p.failed, p.denied)
-	if p.ran > 0 && p.ran < p.pending {
-		per := time.Since(p.start) / time.Duration(p.ran)
-		s += "  eta " + shortDuration(per*time.Duration(p.pending-p.ran))
-	}
-	return s
+	return "[" + bar + "]"
 }
 
 // finished reports one task of this run.
@@ -98,6 +156,10 @@ func (p *progress) finished(l Line) {
 	defer p.mu.Unlock()
 	p.add(l)
 	p.ran++
+	p.stopped(l.ID)
+	if p.quiet {
+		return
+	}
 	if p.tty {
 		if l.Status != agent.StatusOK {
 			fmt.Fprintf(p.w, "\r\x1b[K%s: %s\n", l.ID, taskSummary(l))
@@ -112,11 +174,11 @@ func (p *progress) finished(l Line) {
 func (p *progress) notice(msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.tty {
+	if p.tty && p.drawn {
 		fmt.Fprintf(p.w, "\r\x1b[K")
 	}
 	fmt.Fprintln(p.w, "batch: "+msg)
-	if p.tty {
+	if p.tty && !p.quiet {
 		p.redraw()
 	}
 }
@@ -125,6 +187,7 @@ func (p *progress) notice(msg string) {
 func (p *progress) end() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.running = nil
 	if p.tty && p.drawn {
 		p.redraw()
 		fmt.Fprintln(p.w)

@@ -33,6 +33,10 @@ const maxLogBytes = 1 << 20
 func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 	t := p.task
 	picked := time.Now()
+	b.prog.started(t)
+	if b.cfg.Events != nil {
+		b.cfg.Events.TaskStarted(t)
+	}
 	if p.sess == nil && p.err == nil {
 		p = b.prepare(ctx, t)
 	}
@@ -71,6 +75,9 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 	l.FilesChanged = res.FilesChanged
 	l.Error = res.Error
 	l.Exit = exitFor(res.Status, runErr)
+	if msg := b.brk.observe(t, runErr, l.Tokens); msg != "" {
+		b.prog.notice(msg)
+	}
 	if err := exportChanges(t.Workspace, p.cp.ChangedRoot(), outDir, res.FilesChanged); err != nil && l.Error == "" {
 		l.Status, l.Exit, l.Error = agent.StatusError, exitFailed, "exporting the changed files: "+err.Error()
 	}
@@ -128,7 +135,7 @@ func (b *batcher) agentRun(ctx context.Context, p *prepared) (agent.Result, stri
 		Workspace: t.Workspace, WorkspaceMode: sandbox.WorkspaceCopy, Changes: p.cp.Scan,
 		PolicyPath: pol.Source(), PolicySHA256: pol.SHA256, Version: b.cfg.Version,
 		MaxSteps: maxSteps, SessionTimeout: timeout, Events: ev,
-		TaskID: t.ID,
+		TaskID: t.ID, Hints: b.limitHints(t, pol),
 	})
 	return res, log.String(), ev.denied(), err
 }

@@ -36,6 +36,9 @@ type Task struct {
 	Script     *agent.Script
 	ScriptPath string
 	Line       int // in the task file
+	// File is the task file as named; Field the task's place in it
+	// (tasks[3]; "" in JSON Lines, where Line says it): hints name them.
+	File, Field string
 }
 
 // rawTask is a task as written in the file.
@@ -228,7 +231,10 @@ func known(name string) bool {
 // check validates one task and appends it when it is valid.
 // Problems found since before (unknown fields) make the task invalid too.
 func (v *validator) check(line int, field string, rt rawTask, before int) {
-	t := Task{ID: rt.ID, Task: strings.TrimSpace(rt.Task), Model: rt.Model, Line: line}
+	t := Task{ID: rt.ID, Task: strings.TrimSpace(rt.Task), Model: rt.Model, Line: line, File: v.file}
+	if strings.HasPrefix(field, "tasks[") {
+		t.Field = field
+	}
 	switch {
 	case rt.ID == "":
 		v.addf(line, field+".id", "missing; give every task a unique id (letters, digits, . _ -)")

@@ -10,6 +10,7 @@ package sandbox
 
 import (
 	"context"
+	"io"
 	"time"
 )
 
@@ -71,6 +72,13 @@ type Config struct {
 	// far older than this.
 	SessionTimeout time.Duration
 	Overlay        *Overlay // non-nil: /workspace is an overlay with Workspace as its read-only lower layer
+
+	// ProxyOverChannel carries NetworkProxy connections over the executor's
+	// channel (package wire's proxy streams) instead of a unix socket
+	// mounted into the sandbox. Backends that cannot mount a host socket
+	// always do; for Docker it is an option (the socket is the default).
+	ProxyOverChannel bool
+
 	// WorkspaceCopy: Workspace is a session's copy of the user's directory
 	// (workspace.Copy), not the directory itself. A backend that carries
 	// the workspace into the sandbox and the changes back (Kubernetes)
@@ -119,10 +127,18 @@ type Info struct {
 type ExecRequest struct {
 	Command string
 	Timeout time.Duration
+	// Stdout and Stderr, when either is set, receive the command's output
+	// as it is written, the two streams apart and whole (the cap applies
+	// only to ExecResult.Output). A slow writer slows the command down;
+	// nothing is buffered beyond one chunk. A writer that fails gets no
+	// more output; the command runs on.
+	Stdout, Stderr io.Writer
 }
 
 // ExecResult is the outcome of one command. Output is stdout and stderr
-// interleaved as the command wrote them, capped (head + marker + tail).
+// interleaved as the command wrote them (when streamed apart, in the order
+// they were read), capped (head + marker + tail); OutputBytes and
+// OutputSHA cover the whole combined output.
 type ExecResult struct {
 	ExitCode    int           `json:"exit_code"`
 	TimedOut    bool          `json:"timed_out"`

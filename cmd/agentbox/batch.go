@@ -41,6 +41,7 @@ func batchCommand() *cli.Command {
 			&cli.StringFlag{Name: "approve", Value: "deny", Usage: "answer to the policy's ask: deny or allow (nobody is asked in a batch)"},
 			&cli.StringFlag{Name: "max-copy", Value: "1GiB", Usage: "largest workspace copied per task"},
 			&cli.BoolFlag{Name: "json", Usage: "print the final summary as JSON on stdout"},
+			&cli.BoolFlag{Name: "json-events", Usage: "stream one JSON event per line on stdout (task_started, task_finished, end with the summary)"},
 		),
 		Action: batchAction,
 	}
@@ -56,6 +57,9 @@ func batchAction(c *cli.Context) error {
 	}
 	if c.Int("concurrency") < 0 || c.Int("pool") < 0 || c.Int("max-steps") <= 0 {
 		return usageError{errors.New("--concurrency and --pool must not be negative, --max-steps at least 1")}
+	}
+	if err := checkOutputFlags(c); err != nil {
+		return err
 	}
 	if c.Bool("retry-failed") && !c.Bool("resume") {
 		return usageError{errors.New("--retry-failed goes with --resume")}
@@ -113,8 +117,13 @@ func batchAction(c *cli.Context) error {
 		NoPool: c.Bool("no-pool"), PoolSize: c.Int("pool"), Resume: c.Bool("resume"), RetryFailed: c.Bool("retry-failed"),
 		Sandbox: batch.Overrides{Image: c.String("image"), Network: sandbox.NetworkMode(c.String("network")), ExecutorPath: c.String("executor")},
 		Policy:  def, Audit: log, Approver: appr, Model: mc, MaxSteps: c.Int("max-steps"), Timeout: c.Duration("timeout"),
-		Version: agentbox.Version, MaxCopyBytes: maxCopy, NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off" || onKubernetes(c), Progress: c.App.ErrWriter,
-		TTY: isTerminal(os.Stderr) && os.Getenv("TERM") != "dumb",
+		Version: agentbox.Version, MaxCopyBytes: maxCopy, NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off", Progress: c.App.ErrWriter,
+		TTY: isTerminal(os.Stderr) && os.Getenv("TERM") != "dumb", Width: func() int { return termWidth(os.Stderr) },
+	}
+	var events *batch.JSONEvents
+	if c.Bool("json-events") {
+		events = &batch.JSONEvents{W: c.App.Writer}
+		cfg.Events, cfg.Quiet = events, true
 	}
 	if onKubernetes(c) {
 		cfg.DiskInSandbox = k8sDiskBound
@@ -129,12 +138,18 @@ func batchAction(c *cli.Context) error {
 		if errors.Is(err, batch.ErrConfig) {
 			return exitWith(exitUsage, err)
 		}
-		if c.Bool("json") {
+		switch {
+		case events != nil:
+			events.End(sum)
+		case c.Bool("json"):
 			enc := json.NewEncoder(c.App.Writer)
 			enc.SetEscapeHTML(false)
 			_ = enc.Encode(sum)
-		} else {
+		default:
 			sum.WriteTable(c.App.Writer)
+		}
+		if errors.Is(err, batch.ErrEndpointFailing) {
+			return exitWith(exitFailed, fmt.Errorf("%w; once the endpoint works again, run the same command with --resume to run them", err))
 		}
 		if err != nil {
 			return exitWith(exitInterrupted, err)

@@ -21,7 +21,7 @@ func TestExecArgv(t *testing.T) {
 	}
 	// Flags after the command's argv belong to the command after --.
 	r = agentbox(t, nil, "exec", "--workspace", ws, "--", "ls", "--json-not-a-flag-of-agentbox")
-	if !strings.Contains(r.stdout, "unrecognized option") || strings.Contains(r.stderr, "unknown flag") {
+	if !strings.Contains(r.stderr, "unrecognized option") || strings.Contains(r.stderr, "unknown flag") {
 		t.Errorf("a flag after -- is the command's: %d %q", r.code, r.stderr)
 	}
 }

@@ -241,9 +241,10 @@ func TestExecAskNeedsApproval(t *testing.T) {
 		!strings.Contains(r.stderr, "commands.ask[0]") {
 		t.Errorf("git push without a terminal: %d %q", r.code, r.stderr)
 	}
-	// With --approve allow git push runs: its own exit code (no repository), not 126.
+	// With --approve allow git push runs: its own exit code (no repository),
+	// not 126, and its own stderr.
 	r = agentbox(t, nil, "exec", "--workspace", ws, "--approve", "allow", "--", "git push")
-	if r.code == 126 || r.code == 0 || !strings.Contains(r.stdout, "not a git repository") {
+	if r.code == 126 || r.code == 0 || !strings.Contains(r.stderr, "not a git repository") || r.stdout != "" {
 		t.Errorf("git push --approve allow: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 

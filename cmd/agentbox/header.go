@@ -15,18 +15,20 @@ import (
 type header struct {
 	session, workspace string
 	policy             *policy.Policy
+	policySource       string // when policy is nil
 	network            sandbox.NetworkMode
 	mode               sandbox.WorkspaceMode
 	audit              string
 }
 
 func (h header) print(w io.Writer) {
-	net := h.network
-	if net == "" {
-		net = sandbox.NetworkNone
+	net := orNone(h.network)
+	src := h.policySource
+	if h.policy != nil {
+		src = h.policy.Source()
 	}
 	fmt.Fprintf(w, "session %s · policy %s · network %s · workspace %s (%s) · audit %s\n",
-		h.session, h.policy.Source(), net, h.workspace, h.mode, h.audit)
+		h.session, src, net, h.workspace, h.mode, h.audit)
 }
 
 // auditPathOf is the audit log path the command writes to (as
@@ -37,4 +39,12 @@ func auditPathOf(c *cli.Context) string {
 	}
 	p, _ := audit.DefaultPath()
 	return p
+}
+
+// orNone is the network mode, "" meaning none.
+func orNone(n sandbox.NetworkMode) sandbox.NetworkMode {
+	if n == "" {
+		return sandbox.NetworkNone
+	}
+	return n
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/sandbox/wire"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 )
@@ -24,9 +25,13 @@ const probeWait = 10 * time.Second
 
 // egressServer is the host side of one `network: proxy` session: a
 // private directory holding a unix socket, bind-mounted into the container
-// at sandbox.ProxySocket and served by the session's Egress until stop.
+// at sandbox.ProxySocket and served by the session's Egress until stop;
+// or, with sandbox.Config.ProxyOverChannel, no socket at all and a dialer
+// that serves each connection the executor carries over its channel.
 // A nil *egressServer (any other network mode) does nothing.
 type egressServer struct {
+	dialer *wire.EgressDialer // over the channel; nil with the socket
+
 	dir    string
 	sock   string
 	ln     *net.UnixListener
@@ -44,6 +49,9 @@ func startEgress(ctx context.Context, cfg sandbox.Config, id string) (*egressSer
 	}
 	if cfg.Egress == nil {
 		return nil, fmt.Errorf("%w: network: proxy needs the host-side proxy (sandbox.Config.Egress is nil; internal error) — refusing to start", sandbox.ErrConfig)
+	}
+	if cfg.ProxyOverChannel {
+		return &egressServer{dialer: &wire.EgressDialer{Egress: cfg.Egress, Session: id}}, nil
 	}
 	dir, err := os.MkdirTemp("", proxyDirPrefix)
 	if err != nil {
@@ -132,21 +140,37 @@ func (e *egressServer) apply(ccfg *container.Config, hc *container.HostConfig) {
 		env = append(env, k+"="+penv[k])
 	}
 	ccfg.Env = env
-	hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: e.sock, Target: sandbox.ProxySocket, ReadOnly: true})
+	if e.dialer == nil {
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: e.sock, Target: sandbox.ProxySocket, ReadOnly: true})
+	}
 }
 
-// socket is the socket's path inside the container, "" without a proxy.
+// socket is the socket's path inside the container, "" without a proxy
+// or over the channel.
 func (e *egressServer) socket() string {
-	if e == nil {
+	if e == nil || e.dialer != nil {
 		return ""
 	}
 	return sandbox.ProxySocket
 }
 
+// dialProxy is the wire.Transport's DialProxy: set over the channel only.
+func (e *egressServer) dialProxy() func(context.Context) (net.Conn, error) {
+	if e == nil || e.dialer == nil {
+		return nil
+	}
+	return e.dialer.Dial
+}
+
 // stop closes the socket, ends every proxied connection, waits for them
-// and removes the directory. Safe to call more than once.
+// and removes the directory; over the channel it waits for the
+// connections the closed client ended. Safe to call more than once.
 func (e *egressServer) stop() {
 	if e == nil {
+		return
+	}
+	if e.dialer != nil {
+		e.dialer.Wait()
 		return
 	}
 	e.once.Do(func() {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbox/agentbox/sandbox"
 	"github.com/agentbox/agentbox/sandbox/sandboxtest"
 )
 
@@ -42,11 +43,15 @@ func TestNetworkProxyGitClone(t *testing.T) {
 	defer srv.Close()
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 
-	n := startNet(t, "")
-	res := sandboxtest.Exec(t, n.s, "git clone -q http://allowed.test:"+port+"/git/repo.git /tmp/r 2>&1 && cat /tmp/r/README; "+
-		"git ls-remote http://refused.test:"+port+"/git/repo.git 2>&1 | head -3", 60*time.Second)
-	out := string(res.Output)
-	if !strings.Contains(out, "through-the-proxy") || !strings.Contains(out, "403") {
-		t.Errorf("git through the proxy:\n%s", out)
+	for _, transport := range []string{"socket", "channel"} {
+		t.Run(transport, func(t *testing.T) {
+			n := startNet(t, "", func(c *sandbox.Config) { c.ProxyOverChannel = transport == "channel" })
+			res := sandboxtest.Exec(t, n.s, "git clone -q http://allowed.test:"+port+"/git/repo.git /tmp/r 2>&1 && cat /tmp/r/README; "+
+				"git ls-remote http://refused.test:"+port+"/git/repo.git 2>&1 | head -3", 60*time.Second)
+			out := string(res.Output)
+			if !strings.Contains(out, "through-the-proxy") || !strings.Contains(out, "403") {
+				t.Errorf("git through the proxy:\n%s", out)
+			}
+		})
 	}
 }

@@ -113,6 +113,8 @@ func (s *dockerSession) connect(ctx context.Context) error {
 		Kill:    s.kill,
 		Explain: s.exitReason,
 		Diag:    s.stderr.String,
+
+		DialProxy: s.egress.dialProxy(),
 	})
 
 	if err := s.rt.eng.ContainerStart(ctx, cid, container.StartOptions{}); err != nil {

@@ -28,6 +28,9 @@ type link struct {
 	answers  chan wire.Answer
 	askSeq   atomic.Uint64
 	dead     chan struct{} // closed when the switch fires
+
+	mux *wire.Mux // the proxy channel's streams (nil without one)
+	seq uint64    // the last stream frame's Seq (under wmu)
 }
 
 // reply writes one authenticated frame.
@@ -60,6 +63,11 @@ func (l *link) read(r *bufio.Reader, last uint64, reqs chan<- *wire.Request, err
 		l.lastSeen.Store(time.Now().UnixNano())
 		switch req.Op {
 		case wire.OpPing:
+		case wire.OpStream:
+			if err := l.deliver(req); err != nil {
+				errc <- err
+				return
+			}
 		case wire.OpAnswer:
 			if req.Answer != nil {
 				select {

@@ -2,9 +2,7 @@ package executor
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"sync"
 	"syscall"
 	"time"
 
@@ -35,7 +33,7 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 		return &wire.Response{Error: "opening /dev/null: " + err.Error()}
 	}
 	defer devnull.Close()
-	pr, pw, err := os.Pipe()
+	pipes, err := newOutPipes(req.StreamOutput)
 	if err != nil {
 		return &wire.Response{Error: "pipe: " + err.Error()}
 	}
@@ -43,29 +41,30 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 	if s.link != nil {
 		c.ask = s.link.asker(req.ID, deadline)
 	}
-	attr := &os.ProcAttr{Dir: s.dir(), Env: childEnv(), Files: []*os.File{devnull, pw, pw},
+	attr := &os.ProcAttr{Dir: s.dir(), Env: childEnv(), Files: []*os.File{devnull, pipes.out, pipes.err},
 		Sys: &syscall.SysProcAttr{Setsid: true}}
 	s.tracer.do(func() { err = c.start("/bin/bash", []string{"bash", "--noprofile", "--norc", "-c", req.Command}, attr) })
 	s.viaShim = c.viaShim
-	pw.Close()
+	pipes.closeWrite()
 	if err != nil {
-		pr.Close()
+		pipes.closeRead()
 		s.killAllExcept(before)
 		s.tracer.do(func() { c.drain(!s.keep) })
 		return &wire.Response{Error: "starting bash: " + err.Error(), ExitCode: 127}
 	}
 
 	capt := newCapture(s.cap)
-	sink := &detachable{w: capt}
-	copied := make(chan struct{})
-	go func() {
-		// Reads until every holder of the pipe is gone; with background:
-		// keep that may be long after the call, and the output then goes
-		// nowhere (but the background process never dies of SIGPIPE).
-		_, _ = io.Copy(sink, pr)
-		pr.Close()
-		close(copied)
-	}()
+	sink := &outSink{capt: capt}
+	if req.StreamOutput && s.link != nil {
+		sink.send = func(stream string, p []byte) error {
+			return s.link.reply(&wire.Response{ID: req.ID, Out: &wire.OutChunk{Stream: stream, Data: p}})
+		}
+	}
+	// The readers read until every holder of the pipes is gone; with
+	// background: keep that may be long after the call, and the output
+	// then goes nowhere (but the background process never dies of
+	// SIGPIPE).
+	copied := pipes.copyTo(sink)
 
 	done := make(chan syscall.WaitStatus, 1)
 	go s.tracer.do(func() { done <- c.run() })
@@ -88,6 +87,7 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 		s.killAllExcept(before)
 		s.tracer.do(func() { c.drain(!s.keep) })
 		<-copied
+		sink.detach()
 	} else {
 		s.tracer.do(func() { c.drain(false) })
 		// Background processes may hold the pipe open: take what arrives
@@ -163,25 +163,4 @@ func childEnv() []string {
 		env = append(env, kv)
 	}
 	return env
-}
-
-// detachable passes writes to w until detached, then discards them.
-type detachable struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (d *detachable) Write(p []byte) (int, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.w == nil {
-		return len(p), nil
-	}
-	return d.w.Write(p)
-}
-
-func (d *detachable) detach() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.w = nil
 }

@@ -58,6 +58,7 @@ type Server struct {
 	taskLimit       int    // tests on a host: the command's task bound
 	noTrace         bool   // benchmarks: the same call without exec-time rules
 	viaShim         bool   // commands start through the exec shim (gVisor)
+	proxyAddr       string // tests on a host: where the channel forwarder listens
 }
 
 // dir is the workspace commands run in.
@@ -103,6 +104,15 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 		// network: proxy: 127.0.0.1:3128 inside, carried to the host's
 		// proxy over the socket mounted in.
 		stop, err := startForwarder(hello.Proxy)
+		if err != nil {
+			_ = s.link.reply(&wire.Response{ID: hello.ID, Error: err.Error()})
+			return fmt.Errorf("executor: %w", err)
+		}
+		defer stop()
+	}
+	if hello.ProxyChannel {
+		// network: proxy with the connections carried over this channel.
+		stop, err := s.startChannelForwarder()
 		if err != nil {
 			_ = s.link.reply(&wire.Response{ID: hello.ID, Error: err.Error()})
 			return fmt.Errorf("executor: %w", err)

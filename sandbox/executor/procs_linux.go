@@ -36,12 +36,20 @@ func (s *Server) killAllExcept(survivors map[int]bool) int {
 	killed := 0
 	for round := 0; round < 1000; round++ {
 		n := 0
+		var victims []int
 		for pid := range s.sweepable() {
 			if pid == 1 || pid == s.self || survivors[pid] || zombie(pid) {
 				continue
 			}
-			// Stop first so it cannot fork while we sweep, then kill.
+			victims = append(victims, pid)
+		}
+		// Stop them all first, so that none can fork or act on another's
+		// death (a shell running its next command once its child is
+		// killed) while the sweep goes on; then kill them all.
+		for _, pid := range victims {
 			_ = syscall.Kill(pid, syscall.SIGSTOP)
+		}
+		for _, pid := range victims {
 			if syscall.Kill(pid, syscall.SIGKILL) == nil {
 				n++
 			}

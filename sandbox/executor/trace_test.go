@@ -125,6 +125,15 @@ func TestTraceAllowedRunsAndIsRecorded(t *testing.T) {
 	}
 }
 
+// setsidFork starts touch in a new session from a forked child and waits,
+// with bash builtins only, until that child has been killed at its exec
+// stop (gone or a zombie): a loop of fixed length could end the call before
+// the child reaches its exec on a loaded machine.
+const setsidFork = `setsid -f sh -c 'echo $$ > pid; exec touch m'
+until [ -s pid ]; do :; done; read -r p < pid
+while [ -e /proc/$p ]; do read -r st < /proc/$p/stat 2>/dev/null || break; st=${st##*) }; [ "${st%% *}" = Z ] && break; done
+rm -f pid`
+
 // Every way of starting a denied program is stopped before it runs: the
 // marker it would create never exists.
 func TestTraceDeniedNeverRuns(t *testing.T) {
@@ -150,7 +159,7 @@ func TestTraceDeniedNeverRuns(t *testing.T) {
 		"subshell":          "(touch m)",
 		"double fork":       "( ( touch m; echo > done ) & ); until [ -e done ]; do :; done",
 		"setsid":            "setsid touch m",
-		"setsid fork":       "setsid -f touch m; for i in $(seq 100); do [ -e m ] && break; done",
+		"setsid fork":       setsidFork,
 		"nohup":             "nohup touch m",
 		"env wrapper":       "env touch m",
 		"bash -c":           "bash -c 'touch m'",

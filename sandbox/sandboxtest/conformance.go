@@ -40,6 +40,7 @@ func RunWith(t *testing.T, start Start, opts Options) {
 	t.Run("Limits", func(t *testing.T) { runLimits(t, start, opts) })
 	t.Run("Files", func(t *testing.T) { runFiles(t, start) })
 	t.Run("Symlinks", func(t *testing.T) { runSymlinks(t, start) })
+	t.Run("Stream", func(t *testing.T) { runStream(t, start) })
 }
 
 func ctxT(t *testing.T) context.Context {

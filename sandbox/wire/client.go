@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"sync"
 	"time"
 
@@ -41,6 +42,15 @@ type Transport struct {
 	Explain func(err error) string
 	// Diag, if set, returns what the executor wrote to its stderr.
 	Diag func() string
+	// DialProxy, if set, carries `network: proxy` over this channel (see
+	// stream.go): the hello asks the executor to listen on
+	// sandbox.ProxyListenAddr and to open a stream for each connection,
+	// and the client dials the host-side proxy with DialProxy for each
+	// stream and relays its bytes. The executor names no address: nothing
+	// else is dialed. A failed dial refuses that connection (HTTP 502).
+	// The context ends when the client closes. Pass "" as HelloConfig's
+	// proxy socket then.
+	DialProxy func(ctx context.Context) (net.Conn, error)
 }
 
 type frame struct {
@@ -66,14 +76,27 @@ type Client struct {
 	approve func(ctx context.Context, ask sandbox.ExecAsk) bool
 	peer    Peer // what the hello answer said
 
+	relay     *relay // DialProxy set: the proxied connections
+	streamSeq uint64 // the last stream frame's Seq (the reader's)
+
 	closeOnce sync.Once
+
+	// drain is closed when the client fails: the reader then discards
+	// frames instead of waiting for a caller, so the stream keeps moving
+	// and the engine can kill the sandbox (it waits for the container's
+	// output to be read).
+	drain     chan struct{}
+	drainOnce sync.Once
 }
 
 // NewClient starts reading frames from t.Stream under a fresh session key.
 // Call Hello once the executor runs, and Close when done.
 func NewClient(t Transport) *Client {
-	c := &Client{t: t, key: make([]byte, 32), frames: make(chan frame, 1), done: make(chan struct{})}
+	c := &Client{t: t, key: make([]byte, 32), frames: make(chan frame, 1), done: make(chan struct{}), drain: make(chan struct{})}
 	_, _ = rand.Read(c.key)
+	if t.DialProxy != nil {
+		c.relay = newRelay(t.DialProxy, c.sendStream)
+	}
 	c.wg.Add(1)
 	go c.read()
 	return c
@@ -87,8 +110,17 @@ func (c *Client) read() {
 	}
 	for {
 		resp, err := ReadResponse(c.t.Stream, c.key)
+		if err == nil && (resp.Stream != nil || resp.Seq != 0) {
+			if err = c.relayFrame(resp); err == nil {
+				continue
+			}
+		}
+		if err != nil {
+			c.channelEnded(err)
+		}
 		select {
 		case c.frames <- frame{resp: resp, err: err}:
+		case <-c.drain:
 		case <-c.done:
 			return
 		}
@@ -108,12 +140,17 @@ func (c *Client) Hello(ctx context.Context, outputCap int, keep bool) error {
 // the policy's command rules at exec time (asks go to
 // cfg.Enforce.Approve), the effects check, the pids limit, and the dead
 // man's switch, whose heartbeat this client then sends until Close; and
-// the proxy socket of `network: proxy` ("" = no forwarder).
+// the proxy socket of `network: proxy` ("" = no forwarder, or the
+// forwarder over this channel when the Transport has DialProxy, which is
+// refused for any cfg.Network but proxy).
 func (c *Client) HelloConfig(ctx context.Context, cfg sandbox.Config, proxySocket string) error {
+	if c.relay != nil && (proxySocket != "" || cfg.Network != sandbox.NetworkProxy) {
+		return fmt.Errorf("%w: the proxy channel is for network: proxy without a socket (network %q, socket %q; internal error)", sandbox.ErrConfig, cfg.Network, proxySocket)
+	}
 	en := cfg.Enforce
 	req := &Request{Op: OpHello, Key: c.key, Cap: cfg.OutputCap, Keep: cfg.KeepBackground,
 		Policy: en.Policy, PolicyName: en.PolicyName, Approver: en.Approve != nil,
-		Effects: wireRules(en.WriteRules), PidsMax: int(cfg.Pids), Proxy: proxySocket}
+		Effects: wireRules(en.WriteRules), PidsMax: int(cfg.Pids), Proxy: proxySocket, ProxyChannel: c.relay != nil}
 	if en.Heartbeat > 0 {
 		req.DeadlineMS = (3 * en.Heartbeat).Milliseconds()
 	}
@@ -150,6 +187,12 @@ func (c *Client) Peer() Peer { return c.peer }
 // Anything wrong with the channel breaks the client for good and kills
 // the sandbox: fail closed.
 func (c *Client) roundTrip(ctx context.Context, req *Request, wait time.Duration) (*Response, error) {
+	return c.exchange(ctx, req, wait, nil)
+}
+
+// exchange is roundTrip that hands the Out frames of a streaming exec to
+// out, in order, before it reads the next frame (see OutChunk).
+func (c *Client) exchange(ctx context.Context, req *Request, wait time.Duration, out func(*OutChunk)) (*Response, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.broken != nil {
@@ -178,6 +221,13 @@ func (c *Client) roundTrip(ctx context.Context, req *Request, wait time.Duration
 			}
 			if f.resp.ID != req.ID {
 				return nil, c.fail(fmt.Errorf("%w: answer for request %d while waiting for %d", sandbox.ErrExecutor, f.resp.ID, req.ID))
+			}
+			if f.resp.Out != nil {
+				if out == nil || !req.StreamOutput {
+					return nil, c.failKilled(fmt.Errorf("%w: an output frame for a %s request that did not ask for one", sandbox.ErrExecutor, req.Op))
+				}
+				out(f.resp.Out)
+				continue
 			}
 			if f.resp.Ask == nil {
 				return f.resp, nil
@@ -280,6 +330,7 @@ func (c *Client) write(ctx context.Context, b []byte, wait time.Duration) error 
 // When the kill itself fails (the engine stalled or died), the error says
 // so: the sandbox may still exist.
 func (c *Client) fail(err error) error {
+	c.stopDelivery()
 	if kerr := c.kill(); kerr != nil {
 		err = fmt.Errorf("%w; %w", err, kerr)
 	}
@@ -290,6 +341,7 @@ func (c *Client) fail(err error) error {
 // failKilled is fail for an error that should say the sandbox is gone
 // once it is.
 func (c *Client) failKilled(err error) error {
+	c.stopDelivery()
 	if kerr := c.kill(); kerr != nil {
 		err = fmt.Errorf("%w; %w", err, kerr)
 	} else {
@@ -297,6 +349,12 @@ func (c *Client) failKilled(err error) error {
 	}
 	c.broken = err
 	return err
+}
+
+// stopDelivery makes the reader drain the stream: nobody reads frames
+// from a broken client.
+func (c *Client) stopDelivery() {
+	c.drainOnce.Do(func() { close(c.drain) })
 }
 
 func (c *Client) kill() error {
@@ -330,7 +388,8 @@ func (c *Client) diag() string {
 }
 
 // Close stops the reader, closes the stream if it is an io.Closer and
-// waits for the reader to return. It does not kill the sandbox.
+// waits for the reader to return, and ends every proxied connection. It
+// does not kill the sandbox.
 func (c *Client) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
@@ -339,6 +398,9 @@ func (c *Client) Close() error {
 			err = cl.Close()
 		}
 		c.wg.Wait()
+		if c.relay != nil {
+			c.relay.stop()
+		}
 	})
 	return err
 }

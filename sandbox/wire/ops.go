@@ -15,7 +15,13 @@ func (c *Client) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 		timeout = DefaultTimeout
 	}
 	timeout = max(timeout, time.Millisecond) // the executor counts whole milliseconds
-	resp, err := c.roundTrip(ctx, &Request{Op: OpExec, Command: req.Command, TimeoutMS: timeout.Milliseconds()}, timeout+Grace)
+	wreq := &Request{Op: OpExec, Command: req.Command, TimeoutMS: timeout.Milliseconds()}
+	var out func(*OutChunk)
+	if req.Stdout != nil || req.Stderr != nil {
+		wreq.StreamOutput = true
+		out = newOutWriters(req.Stdout, req.Stderr).write
+	}
+	resp, err := c.exchange(ctx, wreq, timeout+Grace, out)
 	if err != nil {
 		return sandbox.ExecResult{}, err
 	}

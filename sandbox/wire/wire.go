@@ -11,6 +11,31 @@
 // /proc/1/fd/1, which the engine's init holds); the executor itself is
 // non-dumpable, so they cannot read the key from it. Ids must increase by
 // one, so a replayed frame is rejected too.
+//
+// With `network: proxy` carried over the channel (Transport.DialProxy; the
+// hello's proxy_channel), the connections programs make to the forwarder
+// on sandbox.ProxyListenAddr travel as streams (stream.go): the executor
+// opens one per connection, then both sides send data, eof (a half-close),
+// close and credit frames. They are MAC'ed like every frame and binary
+// (codec.go) with a direction tag, so a frame reflected back the way it
+// came does not decode. Their sequencing:
+//   - host to executor: stream frames are requests (OpStream) and take
+//     the next request id like pings and answers; the executor's check
+//     that ids increase by one covers them.
+//   - executor to host: stream frames answer no request (id 0), so they
+//     carry their own counter, Response.Seq, which starts at 1 and must
+//     increase by one; stream ids must be opened in order 1, 2, 3, ….
+//     Answers stay bound to the id of the request they answer.
+//
+// A replayed, reordered, dropped or forged stream frame, one for a
+// stream never opened, or an open beyond MaxStreams, is a broken channel:
+// the host kills the sandbox at once (without waiting for a call) and
+// every proxied connection ends. Flow control is per stream: a side sends
+// at most StreamWindow bytes the receiver has not granted back, so a
+// stuck connection holds at most that much on each side and stops only
+// its own sender; the frame readers never block on a stream, so requests,
+// answers and heartbeats keep flowing. The open frame names no address:
+// the host dials only its proxy, and a failed dial refuses the connection.
 package wire
 
 import (
@@ -51,6 +76,9 @@ const (
 	OpPing = "ping"
 	// OpAnswer answers an Ask the executor sent during an exec.
 	OpAnswer = "answer"
+	// OpStream carries one frame of a proxied connection (Request.Stream)
+	// when the hello asked for ProxyChannel; no answer.
+	OpStream = "stream"
 )
 
 // Rules mirror sandbox.FileRules: globs relative to /workspace.
@@ -70,6 +98,12 @@ type Request struct {
 	// proxy inside the container; set, the executor runs the forwarder of
 	// `network: proxy` on sandbox.ProxyListenAddr.
 	Proxy string `json:"proxy,omitempty"`
+	// ProxyChannel (hello only) runs the forwarder of `network: proxy` on
+	// sandbox.ProxyListenAddr with every connection carried as a stream
+	// over this channel (see stream.go) instead of a socket.
+	ProxyChannel bool `json:"proxy_channel,omitempty"`
+	// Stream is the frame of an OpStream request (binary; see stream.go).
+	Stream *StreamFrame `json:"-"`
 
 	Command   string `json:"command,omitempty"`
 	TimeoutMS int64  `json:"timeout_ms,omitempty"`
@@ -90,6 +124,11 @@ type Request struct {
 	PidsMax    int    `json:"pids_max,omitempty"`    // the container's pids limit
 
 	Answer *Answer `json:"answer,omitempty"` // OpAnswer
+
+	// StreamOutput (exec) asks for the command's output as it is written:
+	// Out frames carrying the exec's id, stdout and stderr apart (see
+	// output.go); the final response still carries the capped Output.
+	StreamOutput bool `json:"stream_output,omitempty"`
 
 	Copy *CopyReq `json:"copy,omitempty"` // OpCopyIn, OpCopyOut (copy.go)
 }
@@ -129,6 +168,17 @@ type Response struct {
 	Dropped  int        `json:"programs_dropped,omitempty"`
 	Execs    []ExecStop `json:"denied_execs,omitempty"`
 	Alarms   []Alarm    `json:"alarms,omitempty"`
+
+	// Out is set on an intermediate frame of an exec that asked for
+	// StreamOutput: a piece of its output; more frames or the final
+	// response follow.
+	Out *OutChunk `json:"out,omitempty"`
+
+	// Seq numbers the frames the executor sends on its own (stream frames,
+	// which answer no request, with ID 0): 1, 2, 3, … (see the package doc).
+	// Stream frames are binary (see codec.go), never JSON.
+	Seq    uint64       `json:"-"`
+	Stream *StreamFrame `json:"-"`
 
 	Copy *CopyResp `json:"copy,omitempty"` // OpCopyIn, OpCopyOut (copy.go)
 }
@@ -202,6 +252,10 @@ func ReadResponse(r io.Reader, key []byte) (*Response, error) {
 }
 
 func writeMessage(w io.Writer, key []byte, v any) error {
+	if frame := streamFrameBytes(key, v); frame != nil {
+		_, err := w.Write(frame)
+		return err
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -229,6 +283,12 @@ func readMessage(r io.Reader, key []byte, v any) error {
 			return ErrBadMAC
 		}
 		b = b[sha256.Size:]
+		if len(b) > 0 && b[0] != '{' {
+			if err := decodeStream(b, v); err != nil {
+				return fmt.Errorf("%w: %w", errStreamProtocol, err)
+			}
+			return nil
+		}
 	}
 	return strictDecode(b, v)
 }

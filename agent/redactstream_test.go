@@ -1,0 +1,75 @@
+package agent
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/internal/testutil"
+)
+
+// A secret cut across chunks is still replaced whole; a private key block
+// is held until its END line; other bytes pass unchanged.
+func TestRedactStream(t *testing.T) {
+	redact := audit.Redactor(audit.Options{Secrets: []string{"hunter2-secret"}})
+	key := "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----\n"
+	in := "plain line\ntoken hunter2-secret here\n" + key + "bytes \xff\xfe stay\nlast without newline"
+	for _, size := range []int{1, 3, 7, 64, len(in)} {
+		var out bytes.Buffer
+		rs := newRedactStream(&out, redact)
+		for i := 0; i < len(in); i += size {
+			_, _ = rs.Write([]byte(in[i:min(len(in), i+size)]))
+		}
+		_ = rs.Close()
+		got := out.String()
+		if strings.Contains(got, "hunter2") || strings.Contains(got, "MIIEvQ") || strings.Contains(got, "BKcw") {
+			t.Errorf("chunks of %d: a secret leaked:\n%s", size, got)
+		}
+		if !strings.HasPrefix(got, "plain line\ntoken [REDACTED] here\n") || !strings.HasSuffix(got, "bytes \xff\xfe stay\nlast without newline") {
+			t.Errorf("chunks of %d: %q", size, got)
+		}
+	}
+}
+
+// A long line without a newline is passed on in pieces, bounded; a partial
+// line is shown after a short quiet.
+func TestRedactStreamBounds(t *testing.T) {
+	var out lockedBuffer
+	rs := newRedactStream(&out, func(s string) string { return s })
+	line := strings.Repeat("word ", 3*redactHold/5)
+	_, _ = rs.Write([]byte(line))
+	if len(rs.buf) > redactHold || out.Len() == 0 {
+		t.Errorf("held %d bytes, wrote %d", len(rs.buf), out.Len())
+	}
+	_ = rs.Close()
+	if out.String() != line {
+		t.Errorf("bytes changed: %d vs %d", out.Len(), len(line))
+	}
+	var prompt lockedBuffer
+	rs = newRedactStream(&prompt, func(s string) string { return s })
+	_, _ = rs.Write([]byte("waiting..."))
+	testutil.Eventually(t, 10*time.Second, "the partial line", func() bool { return prompt.String() == "waiting..." })
+	_ = rs.Close()
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *lockedBuffer) Len() int { return len(l.String()) }

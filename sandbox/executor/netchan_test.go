@@ -1,0 +1,99 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/sandbox/wire"
+)
+
+// pipeStream is the host's end of the executor's stdio in a test.
+type pipeStream struct {
+	io.Reader
+	w io.WriteCloser
+	r *io.PipeReader
+}
+
+func (p pipeStream) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p pipeStream) Close() error                { p.w.Close(); return p.r.Close() }
+
+// TestServeProxyChannel: the real executor and the real wire.Client, the
+// forwarder's connections carried over the channel to a host echo server,
+// beside an exec that uses one too; the session's end ends everything.
+func TestServeProxyChannel(t *testing.T) {
+	s := hostServer(t)
+	s.proxyAddr = "127.0.0.1:0"
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(inR, outW); outW.Close() }()
+	c := wire.NewClient(wire.Transport{Stream: pipeStream{Reader: outR, w: inW, r: outR}, DialProxy: dialTCP(echoHost(t))})
+	defer c.Close()
+	if err := c.HelloConfig(context.Background(), sandbox.Config{Network: sandbox.NetworkProxy}, ""); err != nil {
+		t.Fatal(err)
+	}
+	addr := s.proxyAddr
+
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer conn.Close()
+			msg := strings.Repeat(string(rune('a'+i)), 1<<20)
+			go func() {
+				io.WriteString(conn, msg)
+				conn.(*net.TCPConn).CloseWrite()
+			}()
+			b, err := io.ReadAll(conn)
+			if err != nil || string(b) != msg {
+				t.Errorf("connection %d: %d bytes back, %v", i, len(b), err)
+			}
+		}()
+	}
+	// An open connection nobody reads does not hold up the exec.
+	idle, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	io.WriteString(idle, strings.Repeat("z", 1<<20))
+	_, port, _ := net.SplitHostPort(addr)
+	res, err := c.Exec(context.Background(), sandbox.ExecRequest{Command: fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%s; echo through-the-channel >&3; head -1 <&3", port), Timeout: 20 * time.Second})
+	if err != nil || strings.TrimSpace(string(res.Output)) != "through-the-channel" {
+		t.Errorf("exec through the channel: %q, %v", res.Output, err)
+	}
+	wg.Wait()
+
+	c.Close()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve did not return after the host closed")
+	}
+	idle.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadAll(idle); errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Error("a connection outlived the session")
+	}
+	if conn, err := net.Dial("tcp", addr); err == nil {
+		conn.Close()
+		t.Error("the forwarder outlived Serve")
+	}
+}

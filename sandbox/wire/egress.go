@@ -1,0 +1,43 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/agentbox/agentbox/sandbox"
+)
+
+// EgressDialer adapts the host-side proxy of a session (sandbox.Egress) to
+// Transport.DialProxy for a backend that has no socket of its own to
+// offer: each Dial returns one end of a connected unix socket pair whose
+// other end Egress serves, in this process, for Session (half-closes and
+// deadlines work as on any socket). Call Wait after Client.Close, whose
+// end ends every connection served.
+type EgressDialer struct {
+	Egress  sandbox.Egress
+	Session string
+	wg      sync.WaitGroup
+}
+
+// Dial is the Transport.DialProxy: ctx bounds the connection served.
+func (d *EgressDialer) Dial(ctx context.Context) (net.Conn, error) {
+	if d.Egress == nil {
+		return nil, errors.New("no host-side proxy (sandbox.Config.Egress is nil)")
+	}
+	ours, theirs, err := socketPair()
+	if err != nil {
+		return nil, fmt.Errorf("connecting the host-side proxy: %w", err)
+	}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		d.Egress.ServeEgress(ctx, d.Session, theirs)
+	}()
+	return ours, nil
+}
+
+// Wait waits until every connection Dial handed out has been served.
+func (d *EgressDialer) Wait() { d.wg.Wait() }
