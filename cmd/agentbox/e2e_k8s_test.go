@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -258,5 +259,57 @@ func TestK8sDoctor(t *testing.T) {
 	r := abCmd{fullEnv: k8sEnv(t)}.run(t, "doctor")
 	if r.code != 0 || !strings.Contains(r.stdout, "pods get only lo") || !strings.Contains(r.stdout, "all good") {
 		t.Fatalf("doctor: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// agentbox mcp on the cluster: the tools run in a pod on a copy, and when
+// the client goes the changes wait for review.
+func TestK8sMCP(t *testing.T) {
+	env := k8sEnv(t)
+	ws := t.TempDir()
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute_bash","arguments":{"command":"echo from-the-pod > f.txt && cat f.txt"}}}`,
+	}, "\n") + "\n"
+	cmd := exec.Command(testutil.Binary(t), "mcp", "--workspace", ws, "--audit", filepath.Join(t.TempDir(), "a.jsonl"))
+	cmd.Env = env
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stdin.Write([]byte(in)); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	var answer string
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), `"id":2`) {
+			answer = sc.Text()
+			break
+		}
+	}
+	_ = stdin.Close()
+	for sc.Scan() {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("agentbox mcp: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(answer, "from-the-pod") {
+		t.Fatalf("tool answer %q", answer)
+	}
+	m := sessionRe.FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("no pending session: %s", stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(ws, "f.txt")); err == nil {
+		t.Fatal("the workspace changed before apply")
+	}
+	if st := (abCmd{fullEnv: env}).run(t, "changes", "--stat", m[1]); !strings.Contains(st.stdout, "added    f.txt") {
+		t.Fatalf("changes: %q", st.stdout)
 	}
 }
