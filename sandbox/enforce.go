@@ -22,6 +22,11 @@ type Enforcement struct {
 	// Heartbeat is how often the host pings the executor; silence for
 	// three intervals makes it kill every process and exit. 0 disables.
 	Heartbeat time.Duration
+	// SetIDFilter makes the executor install agentbox's set-id refusal (a
+	// seccomp filter) on every command itself: for a backend whose runtime
+	// cannot load agentbox's profile (Kubernetes: the node's
+	// RuntimeDefault). Docker's profile has it already.
+	SetIDFilter bool
 }
 
 // ExecAsk is an exec the command rules say to ask about.

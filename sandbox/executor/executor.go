@@ -52,6 +52,9 @@ type Server struct {
 	effects *effects
 	link    *link
 	xfer    *xfer // copies of a workspace that lives in the sandbox (copy_linux.go)
+	// setidFilter: every command starts through the shim, which installs
+	// the set-id filter first (setid_linux.go).
+	setidFilter bool
 
 	descendantsOnly bool   // tests on a host: sweep only the executor's descendants
 	testRoot        string // tests on a host: the workspace
@@ -128,6 +131,9 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 // setup applies the hello's settings.
 func (s *Server) setup(hello *wire.Request) error {
 	s.keep, s.cap, s.pidsMax = hello.Keep, hello.Cap, hello.PidsMax
+	if s.setidFilter = hello.SetIDFilter; s.setidFilter && len(modeArgs) == 0 {
+		return errors.New("the set-id filter asked for is not available on this architecture; refusing to run without it")
+	}
 	if s.cap <= 0 {
 		s.cap = wire.DefaultOutputCap
 	}

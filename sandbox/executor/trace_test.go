@@ -19,6 +19,9 @@ import (
 // TestMain doubles as a helper program that the traced commands run (a Go
 // program: threads, and os/exec's vfork).
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == ShimArg {
+		Shim(os.Args[2:]) // as the agentbox binary does
+	}
 	if mode := os.Getenv("EXECUTOR_TEST_HELPER"); mode != "" {
 		helper(mode, os.Args[1:])
 		return

@@ -74,6 +74,9 @@ func checkConfig(cfg *sandbox.Config) error {
 	if cfg.Enforce.Heartbeat == 0 {
 		cfg.Enforce.Heartbeat = DefaultHeartbeat
 	}
+	// The node's RuntimeDefault profile lets a process set set-id bits:
+	// the executor filters them out itself.
+	cfg.Enforce.SetIDFilter = true
 	if cfg.OutputCap <= 0 {
 		cfg.OutputCap = sandbox.DefaultOutputCap
 	}

@@ -245,3 +245,14 @@ func TestUnschedulableAndRuntimeClass(t *testing.T) {
 	}
 	t.Logf("error: %v", err)
 }
+
+// The node's RuntimeDefault profile lets a process set set-id bits; the
+// executor's own filter (asked for in the hello) refuses them.
+func TestSetIDRefusedK8s(t *testing.T) {
+	rt := testRuntime(t)
+	s := startOn(t, rt, sandbox.Config{Workspace: t.TempDir(), WorkspaceCopy: true})
+	res := sandboxtest.Exec(t, s, `echo x > f; chmod u+s f 2>/dev/null; echo "setuid=$?"; chmod g+s f 2>/dev/null; echo "setgid=$?"; chmod 700 f; echo "plain=$?"; stat -c %a f`, 20*time.Second)
+	if got := strings.Join(strings.Fields(string(res.Output)), " "); got != "setuid=1 setgid=1 plain=0 700" {
+		t.Fatalf("got %q", got)
+	}
+}

@@ -122,6 +122,9 @@ type Request struct {
 	DeadlineMS int64  `json:"deadline_ms,omitempty"` // silence longer than this kills everything
 	Effects    *Rules `json:"effects,omitempty"`     // files.write rules checked after every exec
 	PidsMax    int    `json:"pids_max,omitempty"`    // the container's pids limit
+	// SetIDFilter (hello): the executor filters set-id mode bits out of
+	// every command's system calls itself (sandbox.Enforcement.SetIDFilter).
+	SetIDFilter bool `json:"setid_filter,omitempty"`
 
 	Answer *Answer `json:"answer,omitempty"` // OpAnswer
 
