@@ -37,14 +37,14 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 	if err != nil {
 		return &wire.Response{Error: "pipe: " + err.Error()}
 	}
-	c := &traceCall{judge: s.judge, limit: s.pidsBudget(), untraced: s.noTrace, viaShim: s.viaShim || s.setidFilter, setidFilter: s.setidFilter}
+	c := &traceCall{judge: s.judge, limit: s.pidsBudget(), untraced: s.noTrace, viaShim: s.viaShim}
 	if s.link != nil {
 		c.ask = s.link.asker(req.ID, deadline)
 	}
 	attr := &os.ProcAttr{Dir: s.dir(), Env: childEnv(), Files: []*os.File{devnull, pipes.out, pipes.err},
 		Sys: &syscall.SysProcAttr{Setsid: true}}
 	s.tracer.do(func() { err = c.start("/bin/bash", []string{"bash", "--noprofile", "--norc", "-c", req.Command}, attr) })
-	s.viaShim = c.viaShim && !s.setidFilter
+	s.viaShim = c.viaShim
 	pipes.closeWrite()
 	if err != nil {
 		pipes.closeRead()

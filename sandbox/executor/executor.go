@@ -52,9 +52,6 @@ type Server struct {
 	effects *effects
 	link    *link
 	xfer    *xfer // copies of a workspace that lives in the sandbox (copy_linux.go)
-	// setidFilter: every command starts through the shim, which installs
-	// the set-id filter first (setid_linux.go).
-	setidFilter bool
 
 	descendantsOnly bool   // tests on a host: sweep only the executor's descendants
 	testRoot        string // tests on a host: the workspace
@@ -131,8 +128,14 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 // setup applies the hello's settings.
 func (s *Server) setup(hello *wire.Request) error {
 	s.keep, s.cap, s.pidsMax = hello.Keep, hello.Cap, hello.PidsMax
-	if s.setidFilter = hello.SetIDFilter; s.setidFilter && len(modeArgs) == 0 {
-		return errors.New("the set-id filter asked for is not available on this architecture; refusing to run without it")
+	if hello.SetIDFilter {
+		// On the executor itself, all its threads: every command it
+		// starts inherits it, at no cost per call. The executor never
+		// sets a set-id bit (copies and restores carry permission bits
+		// only). Fail closed.
+		if err := installSetIDFilter(); err != nil {
+			return fmt.Errorf("%w; refusing to run without it", err)
+		}
 	}
 	if s.cap <= 0 {
 		s.cap = wire.DefaultOutputCap

@@ -7,17 +7,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ShimSetIDFlag, before the program's path in the shim's arguments, makes
-// the shim install the set-id filter (see installSetIDFilter) before it
-// executes the command.
-const ShimSetIDFlag = "--setid-filter"
-
 // setIDBits are the mode bits no process of the sandbox may set.
 const setIDBits = unix.S_ISUID | unix.S_ISGID
 
-// installSetIDFilter installs, on the calling thread (which then executes
-// the command, and every process it starts inherits it), agentbox's
-// addition to the runtime's seccomp profile: no system call may set
+// installSetIDFilter installs, on every thread of this process (and so on
+// every process it starts from now on), agentbox's addition to the
+// runtime's seccomp profile: no system call may set
 // S_ISUID or S_ISGID (the chmod family, and file creation with those
 // bits, get EPERM); openat2, which hides its mode in a struct, gets ENOSYS
 // so that libc falls back to openat; system calls of another architecture
@@ -62,7 +57,7 @@ func installSetIDFilter() error {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if _, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+	if _, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
 		return fmt.Errorf("installing the set-id filter: %w", errno)
 	}
 	return nil

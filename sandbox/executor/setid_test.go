@@ -1,31 +1,34 @@
 package executor
 
 import (
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
-
-	"github.com/agentbox/agentbox/sandbox/wire"
 )
 
-// With the set-id filter asked for in the hello, no command can set a
-// set-id bit, root included, by chmod or by creating a file; other modes
-// still change.
+// Under the set-id filter no process can set a set-id bit, root included,
+// by chmod or by creating a file; other modes still change. Without it
+// (the control) root may.
 func TestSetIDFilter(t *testing.T) {
-	s := testServer(t)
-	s.setidFilter = true
-	cmd := `echo x > f; chmod u+s f 2>/dev/null; echo "setuid=$?"; chmod g+s f 2>/dev/null; echo "setgid=$?"; chmod 750 f; echo "plain=$?"; ` +
+	cmd := `cd "$DIR" && echo x > f; chmod u+s f 2>/dev/null; echo "setuid=$?"; chmod g+s f 2>/dev/null; echo "setgid=$?"; chmod 750 f; echo "plain=$?"; ` +
 		`python3 -c 'import os; os.close(os.open("g", os.O_CREAT|os.O_WRONLY, 0o4755))' 2>/dev/null; echo "create=$?"; ` +
 		`stat -c %a f; ls g 2>/dev/null | wc -l`
-	resp := s.handle(&wire.Request{Op: wire.OpExec, Command: cmd, TimeoutMS: 20_000})
-	got := strings.Fields(string(resp.Output))
-	want := []string{"setuid=1", "setgid=1", "plain=0", "create=1", "750", "0"}
-	if resp.Error != "" || strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Fatalf("got %q (%s), want %q", got, resp.Error, want)
+	run := func(mode string) string {
+		c := exec.Command(os.Args[0], cmd)
+		c.Env = append(os.Environ(), "EXECUTOR_TEST_HELPER="+mode, "DIR="+t.TempDir())
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v %s", mode, err, out)
+		}
+		return strings.Join(strings.Fields(string(out)), " ")
 	}
-	// Without it (Docker: the engine's profile does it), root may.
-	s2 := testServer(t)
-	resp = s2.handle(&wire.Request{Op: wire.OpExec, Command: `echo x > f; chmod u+s f; echo "setuid=$?"`, TimeoutMS: 20_000})
-	if strings.TrimSpace(string(resp.Output)) != "setuid=0" {
-		t.Skipf("this host refuses set-uid bits by itself: %q", resp.Output)
+	if got, want := run("setid-filter"), "setuid=1 setgid=1 plain=0 create=1 750 0"; got != want {
+		t.Fatalf("with the filter: %q, want %q", got, want)
+	}
+	if os.Geteuid() == 0 {
+		if got := run("bash"); !strings.HasPrefix(got, "setuid=0") {
+			t.Errorf("the control (no filter) as root: %q", got)
+		}
 	}
 }

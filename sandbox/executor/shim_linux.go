@@ -21,24 +21,13 @@ const ShimArg = "executor-exec"
 // the runtime's option. It never returns.
 func Shim(args []string) {
 	runtime.LockOSThread() // the traced thread is the one that executes
-	if len(args) < 2 || args[0] == ShimSetIDFlag && len(args) < 3 {
-		fmt.Fprintln(os.Stderr, "agentbox executor-exec: want [--setid-filter] PATH ARGV0 [ARGS...]")
+	if len(args) < 2 {
+		fmt.Fprintln(os.Stderr, "agentbox executor-exec: want PATH ARGV0 [ARGS...]")
 		os.Exit(127)
-	}
-	filter := args[0] == ShimSetIDFlag
-	if filter {
-		args = args[1:]
 	}
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PTRACE, syscall.PTRACE_TRACEME, 0, 0); errno != 0 {
 		fmt.Fprintln(os.Stderr, "agentbox executor-exec: cannot be traced:", errno)
 		os.Exit(127)
-	}
-	if filter {
-		// On this very thread, which executes the command: fail closed.
-		if err := installSetIDFilter(); err != nil {
-			fmt.Fprintln(os.Stderr, "agentbox executor-exec:", err)
-			os.Exit(127)
-		}
 	}
 	err := syscall.Exec(args[0], args[1:], os.Environ())
 	fmt.Fprintln(os.Stderr, "agentbox executor-exec:", err)
@@ -48,7 +37,7 @@ func Shim(args []string) {
 // shimmed rewrites a traced start through the shim: the same program and
 // argv, started untraced as the agentbox binary, which then asks to be
 // traced itself.
-func shimmed(name string, argv []string, attr *os.ProcAttr, setidFilter bool) (string, []string, *os.ProcAttr, error) {
+func shimmed(name string, argv []string, attr *os.ProcAttr) (string, []string, *os.ProcAttr, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("the exec shim needs the executor's own path: %w", err)
@@ -57,9 +46,5 @@ func shimmed(name string, argv []string, attr *os.ProcAttr, setidFilter bool) (s
 	sys.Ptrace = false
 	a := *attr
 	a.Sys = &sys
-	args := []string{self, ShimArg}
-	if setidFilter {
-		args = append(args, ShimSetIDFlag)
-	}
-	return self, append(append(args, name), argv...), &a, nil
+	return self, append([]string{self, ShimArg, name}, argv...), &a, nil
 }

@@ -62,9 +62,6 @@ type traceCall struct {
 	// viaShim starts the command through the exec shim (see Shim); start
 	// sets it when a child may not ask to be traced (gVisor).
 	viaShim bool
-	// setidFilter: the shim installs the set-id filter before it executes
-	// the command (implies viaShim).
-	setidFilter bool
 
 	root       int
 	rootStatus syscall.WaitStatus
@@ -101,7 +98,7 @@ func (c *traceCall) start(name string, argv []string, attr *os.ProcAttr) error {
 		// gVisor: a non-dumpable child may not ask to be traced; a
 		// fresh image of the agentbox binary may (see Shim).
 		c.viaShim = true
-		sname, sargv, sattr, serr := shimmed(name, argv, &a, c.setidFilter)
+		sname, sargv, sattr, serr := shimmed(name, argv, &a)
 		if serr != nil {
 			return serr
 		}
