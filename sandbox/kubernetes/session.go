@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
@@ -40,6 +41,7 @@ type session struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	closed    atomic.Bool // Close ran (CloseAll may run while Start does)
 }
 
 var (
@@ -200,6 +202,7 @@ func (s *session) exitReason(error) string {
 // (now or before) is its error, wrapping sandbox.ErrPull.
 func (s *session) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
+		s.closed.Store(true)
 		ctx = context.WithoutCancel(ctx)
 		var errs []error
 		if s.Client != nil {

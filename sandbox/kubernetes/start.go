@@ -51,6 +51,10 @@ func (r *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 		return nil, r.createError("the sandbox pod", err)
 	}
 	s.info.ContainerID = string(pod.UID)
+	if s.closed.Load() {
+		// CloseAll ran while the pod was being created: it found none.
+		return nil, fmt.Errorf("%w: the runtime was shut down while the sandbox started", sandbox.ErrClosed)
+	}
 	if err := r.waitRunning(ctx, s.name, cfg.Image); err != nil {
 		return nil, err
 	}
@@ -61,6 +65,9 @@ func (r *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 	}
 	if err := s.connect(ctx); err != nil {
 		return nil, err
+	}
+	if s.closed.Load() {
+		return nil, fmt.Errorf("%w: the runtime was shut down while the sandbox started", sandbox.ErrClosed)
 	}
 	ok = true
 	return s, nil
