@@ -9,6 +9,7 @@ import (
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/mcp"
+	"github.com/agentbox/agentbox/sandbox"
 	"github.com/urfave/cli/v2"
 )
 
@@ -69,6 +70,9 @@ func mcpCommand() *cli.Command {
 					Version: agentbox.Version, In: in, Out: out,
 				})
 				if cp != nil {
+					if errors.Is(err, sandbox.ErrPull) {
+						cp.MarkIncomplete("the sandbox's last changes could not be brought back")
+					}
 					// The sandbox is closed (its changes came back): the
 					// change set waits for review.
 					if ferr := finishCopy(c, cp, &agent.Result{}); ferr != nil && err == nil {
