@@ -6,7 +6,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 COMMIT   ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 LDFLAGS  := -s -w -X github.com/agentbox/agentbox.Version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build image test unit lint bench demo clean install k8s-up k8s-down k8s-smoke
+.PHONY: all build image image-k8s test unit lint bench demo clean install k8s-up k8s-down k8s-smoke
 
 all: build
 
@@ -29,6 +29,12 @@ image: build
 	    echo "   sudo apt-get install -y debootstrap && sudo $(BIN) image build && make $(or $(MAKECMDGOALS),image)"; \
 	    exit 1; \
 	  fi; }
+
+# agentbox/k8s:latest for --backend kubernetes: the base image with this
+# static binary inside (a pod cannot mount the host's binary). A cluster
+# must then import it (make k8s-up does).
+image-k8s: image
+	$(BIN) image build --executor
 
 # The one test command: unit, real-Docker integration and CLI end-to-end
 # tests. A missing engine fails the run (AGENTBOX_REQUIRE_DOCKER=1), and no

@@ -32,6 +32,7 @@ func SandboxConfig(p *policy.Policy, workspace string) sandbox.Config {
 		Image: st.Image, Runtime: st.Runtime, Workspace: workspace, WorkspaceMode: mode,
 		Network: st.Network, User: st.User, CPUs: st.CPUs, MemoryBytes: st.MemoryBytes, Pids: st.Pids,
 		Env: env, KeepBackground: st.Background == "keep", OutputCap: int(st.OutputMaxBytes),
+		DiskBytes: st.DiskBytes,
 	}
 }
 

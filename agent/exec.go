@@ -93,6 +93,9 @@ func ExecOnce(ctx context.Context, cfg ExecConfig) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("audit log: %w; nothing runs without an audit record", err)
 	}
 	o := t.Exec(ctx, cfg.Command)
+	if err := t.PullChanges(ctx); err != nil && o.Err == nil {
+		o.Err = err // the workspace copy misses the command's changes
+	}
 	end := &audit.Record{Event: audit.EventSessionEnd, Session: t.SessionID, Steps: 1, Status: ExecStatus(ctx, o)}
 	if o.Err != nil {
 		end.Error = t.redact(o.Err.Error())

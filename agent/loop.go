@@ -242,8 +242,16 @@ func (r *runner) run(parent context.Context) (Result, error) {
 	if err != nil {
 		r.res.Error = r.redact(err.Error())
 	}
+	// A workspace inside the sandbox (Kubernetes) comes back first.
+	pullErr := r.tools.PullChanges(parent)
+	if pullErr != nil {
+		r.ev.Notice(pullErr.Error())
+	}
 	if cfg.Changes != nil {
 		if ch, cerr := cfg.Changes(); cerr == nil {
+			if pullErr != nil {
+				ch = append(ch, workspace.IncompleteMarker("the sandbox's last changes could not be brought back"))
+			}
 			r.res.FilesChanged = ch
 		} else {
 			r.ev.Notice("cannot list the changes of the workspace copy: " + cerr.Error())

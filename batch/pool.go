@@ -36,7 +36,7 @@ func (b *batcher) prepare(ctx context.Context, t *Task) *prepared {
 	id := sandbox.NewID()
 	cp, err := workspace.NewCopy(workspace.Store{Dir: b.work}, t.Workspace, workspace.CopyOptions{
 		Session: id, DiskBytes: pol.Sandbox.DiskBytes, DiskRequired: pol.Sandbox.DiskSet,
-		NoOverlay: b.cfg.NoOverlay, MaxCopyBytes: b.cfg.MaxCopyBytes,
+		NoOverlay: b.cfg.NoOverlay, MaxCopyBytes: b.cfg.MaxCopyBytes, BoundInSandbox: b.cfg.DiskInSandbox,
 	})
 	if err != nil {
 		p.err = fmt.Errorf("copying the workspace: %w", err)

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -152,7 +153,13 @@ func (c *conn) shutdown(ctx context.Context, interrupted bool) error {
 	if c.sess == nil {
 		return nil // no tool call, no sandbox, no session in the log
 	}
+	// A workspace inside the sandbox (Kubernetes) comes back first, its
+	// refused changes recorded as alarms; Close would pull unrecorded.
+	pullErr := c.tools.PullChanges(ctx)
 	closeErr := c.sess.Close(ctx)
+	if errors.Is(closeErr, sandbox.ErrPull) {
+		pullErr, closeErr = closeErr, nil // the pod is gone; its changes are not all back
+	}
 	c.tools.Session = nil
 	status := agent.StatusOK
 	switch {
@@ -169,8 +176,14 @@ func (c *conn) shutdown(ctx context.Context, interrupted bool) error {
 		if after, err := workspace.Snapshot(c.cfg.Sandbox.Workspace); err == nil {
 			end.Files = workspace.Diff(c.before, after)
 		}
+		if pullErr != nil {
+			end.Files = append(end.Files, workspace.IncompleteMarker("the sandbox's last changes could not be brought back"))
+		}
 	}
 	endErr := c.cfg.Audit.Append(end)
+	if pullErr != nil {
+		return pullErr
+	}
 	if closeErr != nil {
 		return fmt.Errorf("removing the sandbox %s: %w (agentbox gc removes it)", c.id, closeErr)
 	}

@@ -22,6 +22,11 @@ type Enforcement struct {
 	// Heartbeat is how often the host pings the executor; silence for
 	// three intervals makes it kill every process and exit. 0 disables.
 	Heartbeat time.Duration
+	// SetIDFilter makes the executor install agentbox's set-id refusal (a
+	// seccomp filter) on every command itself: for a backend whose runtime
+	// cannot load agentbox's profile (Kubernetes: the node's
+	// RuntimeDefault). Docker's profile has it already.
+	SetIDFilter bool
 }
 
 // ExecAsk is an exec the command rules say to ask about.
@@ -51,8 +56,9 @@ type DeniedExec struct {
 
 // Alarm is a forbidden effect found (and undone) after a call: What is
 // "created", "changed", "removed", "setid", "device", "pids" or
-// "incomplete"; Action "removed", "restored", "cleared", "killed" or
-// "reported".
+// "incomplete"; Action "removed", "restored", "cleared", "killed",
+// "reported", or "dropped" (a change a Kubernetes sandbox made was not
+// brought back to the host).
 type Alarm struct {
 	Path   string `json:"path,omitempty"`
 	What   string `json:"what"`

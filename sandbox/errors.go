@@ -19,6 +19,9 @@ var (
 	ErrDenied = errors.New("denied by policy")
 	// ErrClosed: the session was closed.
 	ErrClosed = errors.New("sandbox session closed")
+	// ErrPull: a sandbox whose workspace lives inside it (Kubernetes) could
+	// not bring all its changes back; the change list is incomplete.
+	ErrPull = errors.New("the sandbox's changes could not all be brought back")
 )
 
 // FileError is a file request the executor refused (missing file, not a

@@ -78,6 +78,30 @@ type Config struct {
 	// mounted into the sandbox. Backends that cannot mount a host socket
 	// always do; for Docker it is an option (the socket is the default).
 	ProxyOverChannel bool
+
+	// WorkspaceCopy: Workspace is a session's copy of the user's directory
+	// (workspace.Copy), not the directory itself. A backend that carries
+	// the workspace into the sandbox and the changes back (Kubernetes)
+	// refuses rw on anything else.
+	WorkspaceCopy bool
+	// DiskBytes bounds what the sandbox's workspace may hold where the
+	// backend bounds it (Kubernetes: sandbox.limits.disk); 0 = the default.
+	DiskBytes int64
+}
+
+// Puller is a Session whose workspace lives inside the sandbox (the
+// Kubernetes backend): Pull brings what changed since the last pull back
+// into Config.Workspace on the host, dropping (and reporting) changes to
+// paths the file rules deny. Close pulls too, before the sandbox goes.
+type Puller interface {
+	Pull(ctx context.Context) (PullReport, error)
+}
+
+// PullReport is what one Pull brought back.
+type PullReport struct {
+	Entries int
+	Bytes   int64
+	Alarms  []Alarm // changes dropped (action "dropped") or altered ("cleared")
 }
 
 // Overlay is a copy-on-write view of the workspace: Workspace is the

@@ -21,7 +21,12 @@ type CopyOptions struct {
 	DiskBytes    int64  // bound on what the session may write; 0 = none
 	DiskRequired bool   // the user asked for the bound: fail if it cannot be enforced
 	NoOverlay    bool   // overlay unavailable (AGENTBOX_OVERLAY=off): make a real copy
+	NoOverlayWhy string // with NoOverlay: why, for Describe ("" = AGENTBOX_OVERLAY=off)
 	MaxCopyBytes int64  // a real copy refuses workspaces larger than this
+	// BoundInSandbox, when set, says where the sandbox enforces DiskBytes
+	// itself (Kubernetes: in the pod): a real copy then needs no bound of
+	// its own, and Describe says so.
+	BoundInSandbox string
 }
 
 // Copy is one session's copy of a workspace, in a Store: an overlay upper
@@ -32,7 +37,13 @@ type Copy struct {
 	before Snap   // a real copy's state right after copying
 	disk   *disk  // the size-bounded filesystem of the upper layer, while mounted
 	noOvl  string // why no overlay
+	lost   string // why the copy misses changes (see MarkIncomplete)
 }
+
+// MarkIncomplete records that the copy misses some of the session's
+// changes (a sandbox that could not bring them all back): its change list
+// says incomplete, and nothing is applied from it.
+func (c *Copy) MarkIncomplete(why string) { c.lost = why }
 
 // Upper is the overlay upper directory (where the sandbox's writes go).
 func (c *Copy) Upper() string {
@@ -65,6 +76,7 @@ func (c *Copy) ChangedRoot() string {
 // over the workspace, or the real copy mounted read-write.
 func (c *Copy) Configure(cfg *sandbox.Config) {
 	cfg.WorkspaceMode = sandbox.WorkspaceRW
+	cfg.WorkspaceCopy = true
 	if c.Kind == KindOverlay {
 		cfg.Workspace = c.Workspace
 		cfg.Overlay = &sandbox.Overlay{Upper: c.Upper(), Work: c.OverlayWork()}
@@ -110,7 +122,11 @@ func NewCopy(store Store, src string, o CopyOptions) (*Copy, error) {
 	if c.Since, err = clockProbe(d); err != nil {
 		return nil, err
 	}
-	if why := overlayUnusable(src, d, o.NoOverlay); why == "" {
+	why := overlayUnusable(src, d, o.NoOverlay)
+	if o.NoOverlay && o.NoOverlayWhy != "" {
+		why = o.NoOverlayWhy
+	}
+	if why == "" {
 		c.Kind = KindOverlay
 		err = c.makeUpper(src, o)
 	} else {
@@ -162,7 +178,9 @@ func (c *Copy) makeUpper(src string, o CopyOptions) error {
 func (c *Copy) makeTree(src string, o CopyOptions, whyNot string) error {
 	c.noOvl = whyNot
 	c.DiskBound = "not enforced (a real copy)"
-	if o.DiskBytes > 0 && o.DiskRequired {
+	if o.BoundInSandbox != "" && o.DiskBytes > 0 {
+		c.DiskBound = fmt.Sprintf("%d MiB (%s)", o.DiskBytes>>20, o.BoundInSandbox)
+	} else if o.DiskBytes > 0 && o.DiskRequired {
 		return fmt.Errorf("%w: sandbox.limits.disk cannot be enforced on a real copy (overlay unavailable: %s); remove the limit from the policy to run without a bound", sandbox.ErrConfig, whyNot)
 	}
 	reflinked, err := CopyTreeReflink(src, c.Tree(), o.MaxCopyBytes)
@@ -180,14 +198,23 @@ func (c *Copy) makeTree(src string, o CopyOptions, whyNot string) error {
 // Scan lists what the session changed so far (cost: the changes, for
 // an overlay). Call it when nothing runs in the sandbox any more.
 func (c *Copy) Scan() ([]audit.FileChange, error) {
+	var ch []audit.FileChange
 	if c.Kind == KindOverlay {
-		return ScanUpper(c.Upper(), c.Workspace)
+		var err error
+		if ch, err = ScanUpper(c.Upper(), c.Workspace); err != nil {
+			return nil, err
+		}
+	} else {
+		after, err := Snapshot(c.Tree())
+		if err != nil {
+			return nil, err
+		}
+		ch = Diff(c.before, after)
 	}
-	after, err := Snapshot(c.Tree())
-	if err != nil {
-		return nil, err
+	if c.lost != "" && Incomplete(ch) == "" {
+		ch = append(ch, IncompleteMarker(c.lost))
 	}
-	return Diff(c.before, after), nil
+	return ch, nil
 }
 
 // Finish records the session's changes once its sandbox is closed: the

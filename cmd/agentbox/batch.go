@@ -21,7 +21,7 @@ func batchCommand() *cli.Command {
 		Name:      "batch",
 		Usage:     "run many tasks, each in its own sandbox on its own copy of its workspace",
 		ArgsUsage: "TASKS.yaml|TASKS.jsonl",
-		Flags: []cli.Flag{
+		Flags: append(backendFlags(),
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "results", Usage: "results directory: results.jsonl, summary.json and one directory per task"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"j"}, Usage: "tasks run at once (default: the number of cores)"},
 			&cli.BoolFlag{Name: "resume", Usage: "continue a batch: skip the tasks that have a line in results.jsonl"},
@@ -42,7 +42,7 @@ func batchCommand() *cli.Command {
 			&cli.StringFlag{Name: "max-copy", Value: "1GiB", Usage: "largest workspace copied per task"},
 			&cli.BoolFlag{Name: "json", Usage: "print the final summary as JSON on stdout"},
 			&cli.BoolFlag{Name: "json-events", Usage: "stream one JSON event per line on stdout (task_started, task_finished, end with the summary)"},
-		},
+		),
 		Action: batchAction,
 	}
 }
@@ -117,7 +117,7 @@ func batchAction(c *cli.Context) error {
 		NoPool: c.Bool("no-pool"), PoolSize: c.Int("pool"), Resume: c.Bool("resume"), RetryFailed: c.Bool("retry-failed"),
 		Sandbox: batch.Overrides{Image: c.String("image"), Network: sandbox.NetworkMode(c.String("network")), ExecutorPath: c.String("executor")},
 		Policy:  def, Audit: log, Approver: appr, Model: mc, MaxSteps: c.Int("max-steps"), Timeout: c.Duration("timeout"),
-		Version: agentbox.Version, MaxCopyBytes: maxCopy, NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off", Progress: c.App.ErrWriter,
+		Version: agentbox.Version, MaxCopyBytes: maxCopy, NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off" || onKubernetes(c), Progress: c.App.ErrWriter,
 		TTY: isTerminal(os.Stderr) && os.Getenv("TERM") != "dumb", Width: func() int { return termWidth(os.Stderr) },
 	}
 	var events *batch.JSONEvents
@@ -125,7 +125,10 @@ func batchAction(c *cli.Context) error {
 		events = &batch.JSONEvents{W: c.App.Writer}
 		cfg.Events, cfg.Quiet = events, true
 	}
-	return withRuntime(c.Context, func(rt backend) error {
+	if onKubernetes(c) {
+		cfg.DiskInSandbox = k8sDiskBound
+	}
+	return withRuntime(c, func(rt backend) error {
 		_, _ = rt.GC(c.Context)
 		if err := checkBatchImages(c.Context, rt, def, cfg.Sandbox, tasks); err != nil {
 			return exitWith(errorExitCode(err), fmt.Errorf("%w; no task was started", err))

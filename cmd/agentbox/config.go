@@ -13,7 +13,7 @@ import (
 
 // sandboxFlags are the flags of every command that starts a sandbox.
 func sandboxFlags() []cli.Flag {
-	return []cli.Flag{
+	return append(backendFlags(),
 		policyFlag(),
 		&cli.StringFlag{Name: "audit", Usage: "audit log (default: $XDG_STATE_HOME/agentbox/audit.jsonl; never inside the workspace)", EnvVars: []string{"AGENTBOX_AUDIT"}},
 		&cli.StringFlag{Name: "audit-key-file", Usage: "HMAC key file for the audit log (else $AGENTBOX_AUDIT_KEY)"},
@@ -21,7 +21,7 @@ func sandboxFlags() []cli.Flag {
 		&cli.StringFlag{Name: "image", Usage: "sandbox image (default: the policy's sandbox.image)"},
 		&cli.StringFlag{Name: "network", Usage: "none | proxy | open (default: the policy's sandbox.network; proxy: only the hosts network.allow names, through the audited proxy)"},
 		&cli.StringFlag{Name: "executor", Usage: "static agentbox binary mounted as the executor (default: this binary)", Hidden: true, EnvVars: []string{"AGENTBOX_EXECUTOR"}},
-	}
+	)
 }
 
 // sandboxConfig builds the session configuration from the policy's sandbox

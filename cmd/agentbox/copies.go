@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -19,7 +20,24 @@ func newCopy(p *policy.Policy, cfg *sandbox.Config) (*workspace.Copy, error) {
 	return newCopyWith(p, cfg, os.Getenv("AGENTBOX_OVERLAY") == "off")
 }
 
+// k8sDiskBound says where the Kubernetes backend bounds a session's writes.
+const k8sDiskBound = "bounded in the pod: the workspace emptyDir's sizeLimit and the executor's own count"
+
+// newCopyFor is newCopy for the chosen backend: on Kubernetes always a real
+// copy (it travels into the pod over the executor's channel), its bound
+// enforced in the pod.
+func newCopyFor(c *cli.Context, p *policy.Policy, cfg *sandbox.Config) (*workspace.Copy, error) {
+	if !onKubernetes(c) {
+		return newCopy(p, cfg)
+	}
+	return newCopyOpts(p, cfg, workspace.CopyOptions{NoOverlay: true, NoOverlayWhy: "--backend kubernetes: the copy is sent into the pod", BoundInSandbox: k8sDiskBound})
+}
+
 func newCopyWith(p *policy.Policy, cfg *sandbox.Config, noOverlay bool) (*workspace.Copy, error) {
+	return newCopyOpts(p, cfg, workspace.CopyOptions{NoOverlay: noOverlay})
+}
+
+func newCopyOpts(p *policy.Policy, cfg *sandbox.Config, o workspace.CopyOptions) (*workspace.Copy, error) {
 	store, err := workspace.DefaultStore(os.Getenv)
 	if err != nil {
 		return nil, err
@@ -28,14 +46,36 @@ func newCopyWith(p *policy.Policy, cfg *sandbox.Config, noOverlay bool) (*worksp
 	if cfg.SessionID == "" {
 		cfg.SessionID = sandbox.NewID()
 	}
-	cp, err := workspace.NewCopy(store, src, workspace.CopyOptions{
-		Session: cfg.SessionID, DiskBytes: p.Sandbox.DiskBytes, DiskRequired: p.Sandbox.DiskSet, NoOverlay: noOverlay,
-	})
+	o.Session, o.DiskBytes, o.DiskRequired = cfg.SessionID, p.Sandbox.DiskBytes, p.Sandbox.DiskSet
+	cp, err := workspace.NewCopy(store, src, o)
 	if err != nil {
 		return nil, err
 	}
 	cp.Configure(cfg)
 	return cp, nil
+}
+
+// k8sCopy is the copy an exec or mcp session works on with --backend
+// kubernetes, which never mounts the host's workspace: rw becomes a copy
+// whose changes wait for review (nil for ro, and on Docker).
+func k8sCopy(c *cli.Context, p *policy.Policy, cfg *sandbox.Config) (*workspace.Copy, error) {
+	if !onKubernetes(c) || cfg.WorkspaceMode == sandbox.WorkspaceRO {
+		return nil, nil
+	}
+	cp, err := newCopyFor(c, p, cfg)
+	if err != nil {
+		return nil, exitWith(errorExitCode(err), err)
+	}
+	fmt.Fprintf(c.App.ErrWriter, "--backend kubernetes: working on a copy of the workspace (session %s); its changes come back for review (agentbox changes / apply)\n", cp.Session)
+	return cp, nil
+}
+
+// closeOnCopy closes a session that works on cp, recording in cp when the
+// sandbox could not bring all its changes back.
+func closeOnCopy(ctx context.Context, s sandbox.Session, cp *workspace.Copy) {
+	if err := s.Close(context.WithoutCancel(ctx)); errors.Is(err, sandbox.ErrPull) && cp != nil {
+		cp.MarkIncomplete("the sandbox's last changes could not be brought back")
+	}
 }
 
 // isMountError: the engine could not mount the workspace volume.

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/agentbox/agentbox/sandbox/docker"
+	"github.com/agentbox/agentbox/sandbox/kubernetes"
 	"github.com/agentbox/agentbox/workspace"
 	"github.com/urfave/cli/v2"
 )
@@ -16,11 +18,17 @@ func doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "check the engine, runtime, image, static binary and limits; say what is wrong and how to fix it",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "image", Value: sandbox.DefaultImage, Usage: "sandbox image to check"},
+		Flags: append(backendFlags(),
+			&cli.StringFlag{Name: "image", Value: sandbox.DefaultImage, Usage: "sandbox image to check (kubernetes: " + kubernetes.DefaultImage + ")"},
 			&cli.StringFlag{Name: "executor", Hidden: true, EnvVars: []string{"AGENTBOX_EXECUTOR"}},
-		},
+		),
 		Action: func(c *cli.Context) error {
+			if _, err := backendName(c); err != nil {
+				return err
+			}
+			if onKubernetes(c) {
+				return doctorKubernetes(c)
+			}
 			w := c.App.Writer
 			bad := 0
 			check := func(name string, err error, okMsg string) {
@@ -86,4 +94,34 @@ func doctorCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// doctorKubernetes checks the cluster: API, namespace, image on the nodes,
+// a probe sandbox, and whether network: none can be enforced.
+func doctorKubernetes(c *cli.Context) error {
+	w := c.App.Writer
+	rt, err := kubernetes.Connect(c.Context, kubernetes.Options{Namespace: c.String("namespace")})
+	if err != nil {
+		fmt.Fprintf(w, "FAIL  %-14s %v\n", "api", err)
+		return exitWith(exitUnavailable, errors.New("1 check(s) failed"))
+	}
+	defer rt.Close(context.WithoutCancel(c.Context))
+	bad := 0
+	for _, ch := range rt.Doctor(c.Context, c.String("image")) {
+		switch {
+		case ch.Note:
+			fmt.Fprintf(w, "note  %-14s %s\n", ch.Name, ch.OK)
+		case ch.Err != nil:
+			bad++
+			fmt.Fprintf(w, "FAIL  %-14s %v\n", ch.Name, ch.Err)
+		default:
+			fmt.Fprintf(w, "ok    %-14s %s\n", ch.Name, ch.OK)
+		}
+	}
+	fmt.Fprintf(w, "note  %-14s network: proxy is not available on kubernetes yet; file rules are applied to the copy (read-denied paths never enter the pod, write-denied changes never come back)\n", "limits")
+	if bad > 0 {
+		return exitWith(exitUnavailable, fmt.Errorf("%d check(s) failed", bad))
+	}
+	fmt.Fprintln(w, "all good")
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/workspace"
 	"github.com/urfave/cli/v2"
 )
 
@@ -61,7 +62,18 @@ func execAction(c *cli.Context) error {
 	}
 	defer log.Close()
 	cfg = agent.WithEgress(cfg, p, log)
-	return withRuntime(c.Context, func(rt backend) error {
+	cp, err := k8sCopy(c, p, &cfg)
+	if err != nil {
+		return err
+	}
+	if cp != nil {
+		defer func() {
+			if cp.State == workspace.StateRunning {
+				_ = cp.Remove() // nothing ran
+			}
+		}()
+	}
+	return withRuntime(c, func(rt backend) error {
 		_, _ = rt.GC(c.Context) // a cheap gc first: sandboxes of dead owners go
 		tools, err := agent.NewTools(p, &cfg, log, appr)
 		if err != nil {
@@ -69,6 +81,9 @@ func execAction(c *cli.Context) error {
 		}
 		tools.CallTimeout = timeout
 		tools.SessionID = sandbox.NewID()
+		if cp != nil {
+			tools.SessionID = cp.Session // the copy is named after the session
+		}
 		start := agent.SessionStart{Session: tools.SessionID, Policy: p.Source(), Network: string(orNone(cfg.Network)),
 			Workspace: cfg.Workspace, WorkspaceMode: string(cfg.WorkspaceMode), Audit: auditPathOf(c)}
 		ctx, out := execOutput(c, tools, start)
@@ -91,6 +106,13 @@ func execAction(c *cli.Context) error {
 		}
 		if err != nil {
 			return err
+		}
+		if cp != nil && tools.Session != nil {
+			// The pod is gone and its changes came back: they wait for
+			// review.
+			if ferr := finishCopy(c, cp, &agent.Result{}); ferr != nil {
+				return exitWith(exitFailed, ferr)
+			}
 		}
 		return printExec(c, o, timeout, out, tools.SessionID)
 	})

@@ -9,6 +9,7 @@ import (
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/mcp"
+	"github.com/agentbox/agentbox/sandbox"
 	"github.com/urfave/cli/v2"
 )
 
@@ -58,12 +59,27 @@ func mcpCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return withRuntime(c.Context, func(rt backend) error {
+			cp, err := k8sCopy(c, p, &cfg)
+			if err != nil {
+				return err
+			}
+			return withRuntime(c, func(rt backend) error {
 				_, _ = rt.GC(c.Context)
-				return mcp.Serve(c.Context, mcp.Config{
+				err := mcp.Serve(c.Context, mcp.Config{
 					Policy: p, Sandbox: cfg, Runtime: rt, Audit: log, Fallback: fallback, Start: start,
 					Version: agentbox.Version, In: in, Out: out,
 				})
+				if cp != nil {
+					if errors.Is(err, sandbox.ErrPull) {
+						cp.MarkIncomplete("the sandbox's last changes could not be brought back")
+					}
+					// The sandbox is closed (its changes came back): the
+					// change set waits for review.
+					if ferr := finishCopy(c, cp, &agent.Result{}); ferr != nil && err == nil {
+						err = ferr
+					}
+				}
+				return err
 			})
 		},
 	}

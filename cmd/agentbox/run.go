@@ -58,6 +58,13 @@ func runCommand() *cli.Command {
 			if !mode.Valid() {
 				return usageError{fmt.Errorf("--workspace-mode %q: want rw, ro or copy", mode)}
 			}
+			k8s := onKubernetes(c)
+			if k8s && mode == sandbox.WorkspaceRW {
+				if c.IsSet("workspace-mode") {
+					return usageError{errors.New("--backend kubernetes never mounts the host's workspace, so it cannot work on it in place (rw); use --workspace-mode copy: its changes come back for review via `agentbox changes` / `agentbox apply`")}
+				}
+				mode = sandbox.WorkspaceCopy // the policy's default rw: a copy, reviewed after
+			}
 			if c.Bool("apply") && mode != sandbox.WorkspaceCopy {
 				return usageError{errors.New("--apply goes with --workspace-mode copy")}
 			}
@@ -98,7 +105,7 @@ func runCommand() *cli.Command {
 			}
 			var cp *workspace.Copy
 			if mode == sandbox.WorkspaceCopy {
-				if cp, err = newCopy(p, &cfg); err != nil {
+				if cp, err = newCopyFor(c, p, &cfg); err != nil {
 					return exitWith(errorExitCode(err), err)
 				}
 				if !c.Bool("quiet") {
@@ -118,7 +125,7 @@ func runCommand() *cli.Command {
 			if cp != nil {
 				recordedMode = sandbox.WorkspaceCopy
 			}
-			if cfg.User == "" && sandbox.IsRootUser(sandbox.DefaultUser(cfg.Workspace)) && !printer.Quiet {
+			if !k8s && cfg.User == "" && sandbox.IsRootUser(sandbox.DefaultUser(cfg.Workspace)) && !printer.Quiet {
 				printer.Notice("running as root on a workspace root owns: the sandbox runs as uid 0 too, with every capability dropped (set sandbox.user in the policy to change it)")
 			}
 			var before *workspace.SnapshotJob
@@ -127,7 +134,7 @@ func runCommand() *cli.Command {
 				before = workspace.StartSnapshot(cfg.Workspace)
 				defer before.Wait()
 			}
-			return withRuntime(c.Context, func(rt backend) error {
+			return withRuntime(c, func(rt backend) error {
 				_, _ = rt.GC(c.Context)
 				// The sandbox starts while the first model request is in
 				// flight (agent.RunConfig.Start). A copy named the session.
@@ -141,7 +148,7 @@ func runCommand() *cli.Command {
 				tools.SessionID = cfg.SessionID
 				closeSession := func() {
 					if tools.Session != nil {
-						_ = tools.Session.Close(context.WithoutCancel(c.Context))
+						closeOnCopy(c.Context, tools.Session, cp)
 					}
 				}
 				defer closeSession()

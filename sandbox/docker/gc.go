@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
@@ -15,7 +14,7 @@ import (
 
 // GCAgeBound is how long past its session timeout a sandbox whose owner
 // cannot be proven dead (another PID namespace, an older label) is kept.
-const GCAgeBound = 24 * time.Hour
+const GCAgeBound = sandbox.GCAgeBound
 
 // GC removes agentbox containers on this engine whose owner is proven dead:
 // the same kernel boot and PID namespace as this process and no process
@@ -49,24 +48,10 @@ func GC(ctx context.Context, eng Engine) ([]sandbox.Removed, error) {
 	return removed, errors.Join(errs...)
 }
 
-// gcReason says why c may be removed, or "" when it must be left alone.
+// gcReason says why c may be removed, or "" when it must be left alone
+// (the rules of sandbox.GCReason).
 func gcReason(c container.Summary, now time.Time) string {
-	switch judgeOwner(c.Labels) {
-	case ownerDead:
-		return "its owner process is gone"
-	case ownerOtherBoot:
-		if c.State == "exited" || c.State == "dead" {
-			return "its owner ran under another boot and it no longer runs"
-		}
-	case ownerAlive:
-		return ""
-	}
-	timeout, _ := strconv.ParseInt(c.Labels[LabelTimeout], 10, 64)
-	bound := time.Duration(timeout)*time.Second + GCAgeBound
-	if age := now.Sub(time.Unix(c.Created, 0)); c.Created > 0 && age > bound {
-		return fmt.Sprintf("its owner cannot be proven dead from here, but it is %s old (past its session timeout + %s)", age.Round(time.Minute), GCAgeBound)
-	}
-	return ""
+	return sandbox.GCReason(c.Labels, c.State == "exited" || c.State == "dead", time.Unix(c.Created, 0), now)
 }
 
 func isNotFound(err error) bool { return cerrdefs.IsNotFound(err) }

@@ -51,6 +51,7 @@ type Server struct {
 	pidsMax int
 	effects *effects
 	link    *link
+	xfer    *xfer // copies of a workspace that lives in the sandbox (copy_linux.go)
 
 	descendantsOnly bool   // tests on a host: sweep only the executor's descendants
 	testRoot        string // tests on a host: the workspace
@@ -75,6 +76,7 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 		return fmt.Errorf("executor: cannot make itself non-dumpable: %w", err)
 	}
 	s.self = os.Getpid()
+	lowerRlimits()
 	if err := becomeReaper(); err != nil {
 		return fmt.Errorf("executor: %w", err)
 	}
@@ -117,7 +119,7 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 		}
 		defer stop()
 	}
-	if err := s.link.reply(&wire.Response{ID: hello.ID, Version: s.Version}); err != nil {
+	if err := s.link.reply(&wire.Response{ID: hello.ID, Version: s.Version, Protocol: wire.Protocol, Ifaces: ifaceNames()}); err != nil {
 		return err
 	}
 	return s.loop(r, hello)
@@ -126,6 +128,15 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 // setup applies the hello's settings.
 func (s *Server) setup(hello *wire.Request) error {
 	s.keep, s.cap, s.pidsMax = hello.Keep, hello.Cap, hello.PidsMax
+	if hello.SetIDFilter {
+		// On the executor itself, all its threads: every command it
+		// starts inherits it, at no cost per call. The executor never
+		// sets a set-id bit (copies and restores carry permission bits
+		// only). Fail closed.
+		if err := installSetIDFilter(); err != nil {
+			return fmt.Errorf("%w; refusing to run without it", err)
+		}
+	}
 	if s.cap <= 0 {
 		s.cap = wire.DefaultOutputCap
 	}
@@ -209,6 +220,10 @@ func (s *Server) handle(req *wire.Request) *wire.Response {
 		return s.readFile(req)
 	case wire.OpWrite:
 		return s.writeFile(req)
+	case wire.OpCopyIn:
+		return s.copyIn(req)
+	case wire.OpCopyOut:
+		return s.copyOut(req)
 	default:
 		return &wire.Response{Error: fmt.Sprintf("unknown op %q", req.Op)}
 	}

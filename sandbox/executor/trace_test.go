@@ -32,6 +32,18 @@ func TestMain(m *testing.M) {
 
 func helper(mode string, args []string) {
 	switch mode {
+	case "setid-filter": // the filter, then the command: what a sandbox's commands get
+		if err := installSetIDFilter(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		err := syscall.Exec("/bin/bash", []string{"bash", "-c", args[0]}, os.Environ())
+		fmt.Fprintln(os.Stderr, "exec:", err)
+		os.Exit(3)
+	case "bash": // the same command without the filter (a control)
+		err := syscall.Exec("/bin/bash", []string{"bash", "-c", args[0]}, os.Environ())
+		fmt.Fprintln(os.Stderr, "exec:", err)
+		os.Exit(3)
 	case "spawn": // os/exec starts the child with clone(CLONE_VFORK|CLONE_VM)
 		_ = exec.Command(args[0], args[1:]...).Run()
 	case "thread-exec": // execve from a thread that is not the leader

@@ -74,6 +74,7 @@ type Client struct {
 	nextID uint64
 
 	approve func(ctx context.Context, ask sandbox.ExecAsk) bool
+	peer    Peer // what the hello answer said
 
 	relay     *relay // DialProxy set: the proxied connections
 	streamSeq uint64 // the last stream frame's Seq (the reader's)
@@ -149,7 +150,7 @@ func (c *Client) HelloConfig(ctx context.Context, cfg sandbox.Config, proxySocke
 	en := cfg.Enforce
 	req := &Request{Op: OpHello, Key: c.key, Cap: cfg.OutputCap, Keep: cfg.KeepBackground,
 		Policy: en.Policy, PolicyName: en.PolicyName, Approver: en.Approve != nil,
-		Effects: wireRules(en.WriteRules), PidsMax: int(cfg.Pids), Proxy: proxySocket, ProxyChannel: c.relay != nil}
+		Effects: wireRules(en.WriteRules), PidsMax: int(cfg.Pids), SetIDFilter: en.SetIDFilter, Proxy: proxySocket, ProxyChannel: c.relay != nil}
 	if en.Heartbeat > 0 {
 		req.DeadlineMS = (3 * en.Heartbeat).Milliseconds()
 	}
@@ -161,12 +162,26 @@ func (c *Client) HelloConfig(ctx context.Context, cfg sandbox.Config, proxySocke
 	if resp.Error != "" {
 		return fmt.Errorf("%w: executor refused hello: %s", sandbox.ErrExecutor, resp.Error)
 	}
+	c.peer = Peer{Version: resp.Version, Protocol: resp.Protocol, Ifaces: resp.Ifaces}
+	if resp.Protocol != Protocol {
+		return c.failKilled(&ProtocolError{Executor: resp.Protocol, Version: resp.Version})
+	}
 	if en.Heartbeat > 0 {
 		c.wg.Add(1)
 		go c.heartbeat(en.Heartbeat)
 	}
 	return nil
 }
+
+// Peer is what the executor said about itself in its hello answer.
+type Peer struct {
+	Version  string
+	Protocol string
+	Ifaces   []string // its network interfaces
+}
+
+// Peer returns what the executor said in its hello answer.
+func (c *Client) Peer() Peer { return c.peer }
 
 // roundTrip sends one request and waits for its answer for at most wait.
 // Anything wrong with the channel breaks the client for good and kills

@@ -59,7 +59,7 @@ func startChannel(t *testing.T, dial func(context.Context) (net.Conn, error)) (*
 		}
 		f.hello, f.key = hello, hello.Key
 		f.mux = NewMux(f.send)
-		helloed <- f.reply(&Response{ID: hello.ID})
+		helloed <- f.reply(&Response{ID: hello.ID, Protocol: Protocol})
 		f.serve(hello.ID)
 	}()
 	if err := c.HelloConfig(context.Background(), sandbox.Config{Network: sandbox.NetworkProxy}, ""); err != nil {

@@ -33,7 +33,7 @@ func fakeExecutor(t *testing.T, out []OutChunk) (*Client, *atomic.Int32) {
 			return
 		}
 		key := hello.Key
-		_ = WriteResponse(outW, key, &Response{ID: hello.ID})
+		_ = WriteResponse(outW, key, &Response{ID: hello.ID, Protocol: Protocol})
 		for {
 			req, err := ReadRequest(inR, key)
 			if err != nil {
@@ -124,7 +124,7 @@ func TestClientDrainsWhileKilling(t *testing.T) {
 		if err != nil {
 			return
 		}
-		_ = WriteResponse(outW, hello.Key, &Response{ID: hello.ID})
+		_ = WriteResponse(outW, hello.Key, &Response{ID: hello.ID, Protocol: Protocol})
 		req, err := ReadRequest(inR, hello.Key)
 		if err != nil {
 			return

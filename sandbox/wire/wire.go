@@ -122,6 +122,9 @@ type Request struct {
 	DeadlineMS int64  `json:"deadline_ms,omitempty"` // silence longer than this kills everything
 	Effects    *Rules `json:"effects,omitempty"`     // files.write rules checked after every exec
 	PidsMax    int    `json:"pids_max,omitempty"`    // the container's pids limit
+	// SetIDFilter (hello): the executor filters set-id mode bits out of
+	// every command's system calls itself (sandbox.Enforcement.SetIDFilter).
+	SetIDFilter bool `json:"setid_filter,omitempty"`
 
 	Answer *Answer `json:"answer,omitempty"` // OpAnswer
 
@@ -129,6 +132,8 @@ type Request struct {
 	// Out frames carrying the exec's id, stdout and stderr apart (see
 	// output.go); the final response still carries the capped Output.
 	StreamOutput bool `json:"stream_output,omitempty"`
+
+	Copy *CopyReq `json:"copy,omitempty"` // OpCopyIn, OpCopyOut (copy.go)
 }
 
 // Response is one executor-to-host message.
@@ -153,6 +158,10 @@ type Response struct {
 	Resolved []byte `json:"resolved,omitempty"`
 	SHA256   string `json:"sha256,omitempty"`
 	Version  string `json:"version,omitempty"`
+	// Hello: the executor's protocol (see Protocol) and its network
+	// interfaces (a sandbox with network: none must have only lo).
+	Protocol string   `json:"protocol,omitempty"`
+	Ifaces   []string `json:"ifaces,omitempty"`
 
 	// Exec: what the tracer and the effects check saw (see report.go).
 	// Ask is set on an intermediate frame that carries the exec's id and
@@ -173,6 +182,8 @@ type Response struct {
 	// Stream frames are binary (see codec.go), never JSON.
 	Seq    uint64       `json:"-"`
 	Stream *StreamFrame `json:"-"`
+
+	Copy *CopyResp `json:"copy,omitempty"` // OpCopyIn, OpCopyOut (copy.go)
 }
 
 // ErrFrameTooLarge is returned for a frame whose length exceeds MaxFrame.

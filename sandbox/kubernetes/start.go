@@ -1,0 +1,90 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentbox/agentbox/sandbox"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Start creates one hardened pod running the executor (behind a
+// NetworkPolicy denying all traffic for network: none), waits until it
+// runs, attaches to it, completes the hello exchange and copies the
+// workspace in. On any failure nothing is left behind.
+func (r *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Session, error) {
+	if err := checkConfig(&cfg); err != nil {
+		return nil, err
+	}
+	uid, gid, err := podUser(cfg.User)
+	if err != nil {
+		return nil, err
+	}
+	if r.rest == nil {
+		return nil, fmt.Errorf("%w: no REST configuration to attach with (internal: use kubernetes.Connect)", sandbox.ErrUnavailable)
+	}
+	id := cfg.SessionID
+	if id == "" {
+		id = sandbox.NewID()
+	}
+	cfg.SessionID = id
+	s := &session{rt: r, id: id, name: podName(id), cfg: cfg,
+		info: sandbox.Info{SessionID: id, Image: cfg.Image, Runtime: cfg.Runtime, User: fmt.Sprintf("%d:%d", uid, gid)}}
+	r.track(s)
+	ok := false
+	defer func() {
+		if !ok {
+			_ = s.destroy(context.WithoutCancel(ctx))
+		}
+	}()
+	if cfg.Network == sandbox.NetworkNone {
+		// Before the pod: it never runs unguarded.
+		s.netpol = true
+		if _, err := r.cs.NetworkingV1().NetworkPolicies(r.opts.Namespace).Create(ctx, denyAllPolicy(id, cfg, r.owner, r.host), metav1.CreateOptions{}); err != nil {
+			return nil, r.createError("the NetworkPolicy", err)
+		}
+	}
+	pod, err := r.cs.CoreV1().Pods(r.opts.Namespace).Create(ctx, podSpec(cfg, id, r.owner, r.host, uid, gid), metav1.CreateOptions{})
+	if err != nil {
+		return nil, r.createError("the sandbox pod", err)
+	}
+	s.info.ContainerID = string(pod.UID)
+	if s.closed.Load() {
+		// CloseAll ran while the pod was being created: it found none.
+		return nil, fmt.Errorf("%w: the runtime was shut down while the sandbox started", sandbox.ErrClosed)
+	}
+	if err := r.waitRunning(ctx, s.name, cfg.Image); err != nil {
+		return nil, err
+	}
+	if p, err := r.cs.CoreV1().Pods(r.opts.Namespace).Get(ctx, s.name, metav1.GetOptions{}); err == nil {
+		for _, st := range p.Status.ContainerStatuses {
+			s.info.ImageID = st.ImageID
+		}
+	}
+	if err := s.connect(ctx); err != nil {
+		return nil, err
+	}
+	if s.closed.Load() {
+		return nil, fmt.Errorf("%w: the runtime was shut down while the sandbox started", sandbox.ErrClosed)
+	}
+	ok = true
+	return s, nil
+}
+
+// createError says why the cluster refused an object, and what to do.
+func (r *Runtime) createError(what string, err error) error {
+	msg := err.Error()
+	switch {
+	case apierrors.IsNotFound(err) && strings.Contains(msg, "namespace"):
+		return fmt.Errorf("%w: creating %s: namespace %q does not exist; create it (kubectl create namespace %s) or pass --namespace", sandbox.ErrUnavailable, what, r.opts.Namespace, r.opts.Namespace)
+	case strings.Contains(msg, "RuntimeClass"):
+		return fmt.Errorf("%w: creating %s: %v; install that RuntimeClass on the cluster, or set sandbox.runtime: \"\"", sandbox.ErrUnavailable, what, err)
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("%w: creating %s: the cluster refused it (%v); agentbox needs to create pods, pods/attach and networkpolicies in namespace %s", sandbox.ErrUnavailable, what, err, r.opts.Namespace)
+	case apierrors.IsAlreadyExists(err):
+		return fmt.Errorf("%w: creating %s: a sandbox of this session exists already on the cluster (a session id is used once)", sandbox.ErrConfig, what)
+	}
+	return fmt.Errorf("%w: creating %s: %w", sandbox.ErrUnavailable, what, err)
+}
