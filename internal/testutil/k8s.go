@@ -8,9 +8,13 @@ import (
 
 // Kubeconfig returns the kubeconfig of the test cluster: $KUBECONFIG when
 // it names a file, else <repo>/.k8s/kubeconfig (make k8s-up writes it).
-// Without one the test skips, or fails with AGENTBOX_REQUIRE_K8S=1.
+// Without one the test skips, or fails with AGENTBOX_REQUIRE_K8S=1;
+// AGENTBOX_NO_K8S=1 (make unit) skips even when a cluster is up.
 func Kubeconfig(t testing.TB) string {
 	t.Helper()
+	if os.Getenv("AGENTBOX_NO_K8S") == "1" {
+		t.Skip("AGENTBOX_NO_K8S=1 (make unit): no Kubernetes cluster is used")
+	}
 	cands := []string{filepath.Join(RepoRoot(), ".k8s", "kubeconfig")}
 	if k := os.Getenv("KUBECONFIG"); k != "" {
 		cands = append([]string{k}, cands...)
