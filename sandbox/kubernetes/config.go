@@ -52,9 +52,13 @@ func checkConfig(cfg *sandbox.Config) error {
 		cfg.Network = sandbox.NetworkNone
 	case sandbox.NetworkNone, sandbox.NetworkOpen:
 	case sandbox.NetworkProxy:
-		return fmt.Errorf("%w: network: proxy is not available on --backend kubernetes yet; use network: none (or open, if the cluster's network is acceptable)", sandbox.ErrConfig)
+		// Egress travels over the executor's channel to the host-side
+		// proxy; the pod itself is isolated as for none.
+		if cfg.Egress == nil {
+			return fmt.Errorf("%w: network: proxy needs the host-side proxy (sandbox.Config.Egress is nil; internal error) — refusing to start", sandbox.ErrConfig)
+		}
 	default:
-		return fmt.Errorf("%w: network %q: want none or open", sandbox.ErrConfig, cfg.Network)
+		return fmt.Errorf("%w: network %q: want none, proxy or open", sandbox.ErrConfig, cfg.Network)
 	}
 	if cfg.CPUs <= 0 {
 		cfg.CPUs = sandbox.DefaultCPUs

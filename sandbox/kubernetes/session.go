@@ -30,6 +30,7 @@ type session struct {
 	cfg    sandbox.Config
 	info   sandbox.Info
 	netpol bool // a NetworkPolicy was created for it
+	egress *wire.EgressDialer // network: proxy: serves the proxied connections
 
 	stream *attachStream
 	stderr *tailBuffer
@@ -68,7 +69,15 @@ func (s *session) connect(ctx context.Context) error {
 		defer s.wg.Done()
 		s.stream.end(run())
 	}()
-	s.Client = wire.NewClient(wire.Transport{Stream: s.stream, Kill: s.kill, Explain: s.exitReason, Diag: s.stderr.String})
+	t := wire.Transport{Stream: s.stream, Kill: s.kill, Explain: s.exitReason, Diag: s.stderr.String}
+	if s.cfg.Network == sandbox.NetworkProxy {
+		// Every connection the executor accepts on the in-pod proxy
+		// address travels over this channel to the host-side proxy; the
+		// pod has no other way out.
+		s.egress = &wire.EgressDialer{Egress: s.cfg.Egress, Session: s.id}
+		t.DialProxy = s.egress.Dial
+	}
+	s.Client = wire.NewClient(t)
 	if err := s.HelloConfig(ctx, s.cfg, ""); err != nil {
 		if wire.IsProtocolError(err) || strings.Contains(err.Error(), "bad ") {
 			// An executor built from other code answers what this one
@@ -77,7 +86,7 @@ func (s *session) connect(ctx context.Context) error {
 		}
 		return err
 	}
-	if s.cfg.Network == sandbox.NetworkNone {
+	if isolated(s.cfg.Network) {
 		if err := s.rt.checkIsolated(s.Peer().Ifaces); err != nil {
 			return err
 		}
@@ -231,12 +240,22 @@ func (s *session) destroy(ctx context.Context) error {
 	if s.Client != nil {
 		_ = s.Client.Close()
 	}
+	if s.egress != nil {
+		s.egress.Wait()
+	}
 	if s.cancel != nil {
 		s.cancel()
 	}
 	s.wg.Wait()
 	s.rt.untrack(s)
 	return err
+}
+
+// isolated reports whether a network mode means the pod itself reaches
+// nothing (none; proxy, whose egress goes over the executor's channel): a
+// deny-all NetworkPolicy, and proof that it holds.
+func isolated(n sandbox.NetworkMode) bool {
+	return n == sandbox.NetworkNone || n == sandbox.NetworkProxy
 }
 
 // onlyLoopback reports whether a pod's interfaces are lo alone.

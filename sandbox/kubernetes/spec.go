@@ -2,7 +2,7 @@ package kubernetes
 
 import (
 	"maps"
-	"sort"
+	"slices"
 	"strconv"
 	"time"
 
@@ -65,13 +65,15 @@ func podSpec(cfg sandbox.Config, id string, owner map[string]string, host string
 		{Name: "PATH", Value: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 		{Name: "HOME", Value: "/tmp"},
 	}
-	names := make([]string, 0, len(cfg.Env))
-	for k := range cfg.Env {
-		names = append(names, k)
+	vars := maps.Clone(cfg.Env)
+	if cfg.Network == sandbox.NetworkProxy {
+		if vars == nil {
+			vars = map[string]string{}
+		}
+		maps.Copy(vars, sandbox.ProxyEnv()) // the proxy's variables win
 	}
-	sort.Strings(names)
-	for _, k := range names {
-		env = append(env, corev1.EnvVar{Name: k, Value: cfg.Env[k]})
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		env = append(env, corev1.EnvVar{Name: k, Value: vars[k]})
 	}
 	pod := &corev1.Pod{
 		ObjectMeta: meta(id, cfg, owner, host),

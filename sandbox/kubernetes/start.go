@@ -39,7 +39,7 @@ func (r *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 			_ = s.destroy(context.WithoutCancel(ctx))
 		}
 	}()
-	if cfg.Network == sandbox.NetworkNone {
+	if isolated(cfg.Network) {
 		// Before the pod: it never runs unguarded.
 		s.netpol = true
 		if _, err := r.cs.NetworkingV1().NetworkPolicies(r.opts.Namespace).Create(ctx, denyAllPolicy(id, cfg, r.owner, r.host), metav1.CreateOptions{}); err != nil {
