@@ -29,7 +29,7 @@ type session struct {
 	name   string
 	cfg    sandbox.Config
 	info   sandbox.Info
-	netpol bool // a NetworkPolicy was created for it
+	netpol bool               // a NetworkPolicy was created for it
 	egress *wire.EgressDialer // network: proxy: serves the proxied connections
 
 	stream *attachStream
