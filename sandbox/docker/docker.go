@@ -2,7 +2,6 @@ package docker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -21,8 +20,7 @@ type Runtime struct {
 	owner map[string]string
 	host  string
 
-	mu   sync.Mutex
-	live map[string]*dockerSession
+	live sandbox.Live[*dockerSession]
 
 	qmu sync.Mutex
 	q   *quirks // the engine's differences from Docker (podman.go)
@@ -32,7 +30,7 @@ var _ sandbox.Runtime = (*Runtime)(nil)
 
 // New returns a Runtime on the given engine.
 func New(eng Engine) *Runtime {
-	return &Runtime{eng: withDeadlines(eng), owner: OwnerLabels(), host: hostname(), live: map[string]*dockerSession{}}
+	return &Runtime{eng: withDeadlines(eng), owner: OwnerLabels(), host: hostname()}
 }
 
 // Start creates, attaches and starts one hardened container running the
@@ -180,33 +178,12 @@ func checkConfig(cfg *sandbox.Config) error {
 	return nil
 }
 
-func (d *Runtime) track(s *dockerSession) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.live[s.id] = s
-}
-
-func (d *Runtime) untrack(s *dockerSession) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	delete(d.live, s.id)
-}
+func (d *Runtime) track(s *dockerSession)   { d.live.Add(s.id, s) }
+func (d *Runtime) untrack(s *dockerSession) { d.live.Remove(s.id) }
 
 // CloseAll removes every container this runtime started that is still
 // open. The CLI calls it on SIGINT/SIGTERM.
-func (d *Runtime) CloseAll(ctx context.Context) error {
-	d.mu.Lock()
-	var all []*dockerSession
-	for _, s := range d.live {
-		all = append(all, s)
-	}
-	d.mu.Unlock()
-	var errs []error
-	for _, s := range all {
-		errs = append(errs, s.Close(ctx))
-	}
-	return errors.Join(errs...)
-}
+func (d *Runtime) CloseAll(ctx context.Context) error { return d.live.CloseAll(ctx) }
 
 // DefaultHeartbeat is how often the host pings the executor by default;
 // the executor kills every process after three silent intervals.

@@ -1,7 +1,6 @@
 package docker
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +30,7 @@ type dockerSession struct {
 	egress *egressServer // network: proxy only
 
 	hj     types.HijackedResponse
-	stderr *tailBuffer
+	stderr *wire.TailBuffer
 	wg     sync.WaitGroup // the demultiplexer
 
 	closeOnce sync.Once
@@ -97,7 +96,7 @@ func (s *dockerSession) connect(ctx context.Context) error {
 		return fmt.Errorf("%w: attaching to the container: %w", sandbox.ErrUnavailable, err)
 	}
 	s.hj = hj
-	s.stderr = &tailBuffer{max: 4096}
+	s.stderr = &wire.TailBuffer{Max: 4096}
 	pr, pw := io.Pipe()
 	s.wg.Add(1)
 	go func() {
@@ -177,29 +176,6 @@ func (s *dockerSession) Close(ctx context.Context) error {
 		s.rt.untrack(s)
 	})
 	return s.closeErr
-}
-
-// tailBuffer keeps the last max bytes written (the executor's stderr).
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(bytes.TrimSpace(t.b))
 }
 
 // containerID is the container's id, "" until it is created. Start and

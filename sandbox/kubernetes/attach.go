@@ -1,7 +1,6 @@
 package kubernetes
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"os"
@@ -124,27 +123,4 @@ func (r *Runtime) attach(ctx context.Context, name string, a *attachStream, stde
 	return func() error {
 		return ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: a.inR, Stdout: a.outW, Stderr: stderr})
 	}, nil
-}
-
-// tailBuffer keeps the last max bytes written (the executor's stderr).
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(bytes.TrimSpace(t.b))
 }

@@ -13,7 +13,6 @@ package kubernetes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -74,8 +73,7 @@ type Runtime struct {
 	// tests of the refusal on a cluster whose pods have interfaces.
 	probe func(ctx context.Context, image string) (Probe, error)
 
-	mu   sync.Mutex
-	live map[string]*session
+	live sandbox.Live[*session]
 }
 
 var _ sandbox.Runtime = (*Runtime)(nil)
@@ -89,7 +87,7 @@ func New(cs kubernetes.Interface, cfg *rest.Config, o Options) *Runtime {
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = DefaultStartTimeout
 	}
-	return &Runtime{cs: cs, rest: cfg, opts: o, owner: sandbox.OwnerLabels(), host: sandbox.Hostname(), live: map[string]*session{}}
+	return &Runtime{cs: cs, rest: cfg, opts: o, owner: sandbox.OwnerLabels(), host: sandbox.Hostname()}
 }
 
 // Connect loads the cluster configuration by the standard rules
@@ -148,33 +146,12 @@ func (r *Runtime) ping(ctx context.Context) error {
 // Namespace is where this runtime's sandboxes run.
 func (r *Runtime) Namespace() string { return r.opts.Namespace }
 
-func (r *Runtime) track(s *session) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.live[s.id] = s
-}
-
-func (r *Runtime) untrack(s *session) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.live, s.id)
-}
+func (r *Runtime) track(s *session)   { r.live.Add(s.id, s) }
+func (r *Runtime) untrack(s *session) { r.live.Remove(s.id) }
 
 // CloseAll closes every session this runtime started that is still open
 // (its changes are pulled back first). The CLI calls it on SIGINT/SIGTERM.
-func (r *Runtime) CloseAll(ctx context.Context) error {
-	r.mu.Lock()
-	var all []*session
-	for _, s := range r.live {
-		all = append(all, s)
-	}
-	r.mu.Unlock()
-	var errs []error
-	for _, s := range all {
-		errs = append(errs, s.Close(ctx))
-	}
-	return errors.Join(errs...)
-}
+func (r *Runtime) CloseAll(ctx context.Context) error { return r.live.CloseAll(ctx) }
 
 // Close closes every open session.
 func (r *Runtime) Close(ctx context.Context) error { return r.CloseAll(ctx) }

@@ -33,7 +33,7 @@ type session struct {
 	egress *wire.EgressDialer // network: proxy: serves the proxied connections
 
 	stream *attachStream
-	stderr *tailBuffer
+	stderr *wire.TailBuffer
 	cancel context.CancelFunc // ends the attach stream
 	wg     sync.WaitGroup
 
@@ -57,7 +57,7 @@ func (s *session) Info() sandbox.Info { return s.info }
 // must prove, and copies the workspace in.
 func (s *session) connect(ctx context.Context) error {
 	s.stream = newAttachStream()
-	s.stderr = &tailBuffer{max: 4096}
+	s.stderr = &wire.TailBuffer{Max: 4096}
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
 	run, err := s.rt.attach(actx, s.name, s.stream, s.stderr)
