@@ -1,5 +1,7 @@
 package sandbox
 
+import "fmt"
+
 import "time"
 
 // Defaults of a session, in one place: the policy's sandbox defaults are
@@ -14,3 +16,22 @@ const (
 	// DefaultOutputCap is the output kept per call (head + tail), in bytes.
 	DefaultOutputCap = 16 << 10
 )
+
+// DefaultLimits fills the CPU, memory and process limits left unset with
+// the defaults, and refuses a memory limit below 8 MiB (the executor and a
+// shell need about that much).
+func (c *Config) DefaultLimits() error {
+	if c.CPUs <= 0 {
+		c.CPUs = DefaultCPUs
+	}
+	if c.MemoryBytes <= 0 {
+		c.MemoryBytes = DefaultMemoryBytes
+	}
+	if c.MemoryBytes < 8<<20 {
+		return fmt.Errorf("%w: memory limit %d bytes is below the 8 MiB minimum", ErrConfig, c.MemoryBytes)
+	}
+	if c.Pids <= 0 {
+		c.Pids = DefaultPids
+	}
+	return nil
+}

@@ -60,17 +60,8 @@ func checkConfig(cfg *sandbox.Config) error {
 	default:
 		return fmt.Errorf("%w: network %q: want none, proxy or open", sandbox.ErrConfig, cfg.Network)
 	}
-	if cfg.CPUs <= 0 {
-		cfg.CPUs = sandbox.DefaultCPUs
-	}
-	if cfg.MemoryBytes <= 0 {
-		cfg.MemoryBytes = sandbox.DefaultMemoryBytes
-	}
-	if cfg.MemoryBytes < 8<<20 {
-		return fmt.Errorf("%w: memory limit %d bytes is below the 8 MiB minimum", sandbox.ErrConfig, cfg.MemoryBytes)
-	}
-	if cfg.Pids <= 0 {
-		cfg.Pids = sandbox.DefaultPids
+	if err := cfg.DefaultLimits(); err != nil {
+		return err
 	}
 	if cfg.DiskBytes <= 0 {
 		cfg.DiskBytes = DefaultDiskBytes
