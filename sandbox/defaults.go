@@ -1,8 +1,9 @@
 package sandbox
 
-import "fmt"
-
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Defaults of a session, in one place: the policy's sandbox defaults are
 // built from them, and a backend fills a zero Config field with them.
