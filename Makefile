@@ -65,7 +65,10 @@ lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) tool staticcheck ./...
 
-bench: image
+# With a cluster up (as root, make bench starts the local one), the
+# Kubernetes backend is measured beside Docker in the same run.
+bench: image-k8s
+	@if [ "$(K8S_REQUIRED)" = 1 ]; then $(MAKE) --no-print-directory k8s-up; fi
 	AGENTBOX_REQUIRE_DOCKER=1 AGENTBOX_BIN=$(BIN) $(GO) run ./internal/benchreport -o BENCHMARKS.md
 
 # A real session in a real container on a fresh copy of the demo workspace:
