@@ -40,18 +40,7 @@ func BenchmarkBatchBackends(b *testing.B) {
 				cfg.Runtime, cfg.NoOverlay, cfg.DiskInSandbox = rt, true, "the pod"
 				cfg.Sandbox = Overrides{Image: kubernetes.DefaultImage}
 			}
-			out := cfg.Output
-			var total time.Duration
-			b.ResetTimer()
-			for i := range b.N {
-				cfg.Output = fmt.Sprintf("%s-%d", out, i)
-				start := time.Now()
-				sum, err := Run(context.Background(), cfg)
-				total += time.Since(start)
-				if err != nil || !sum.AllOK() {
-					b.Fatalf("batch: %v %+v", err, sum)
-				}
-			}
+			total := runBatches(b, cfg)
 			b.ReportMetric(float64(b.N*n)/total.Minutes(), "tasks/min")
 		})
 	}

@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -131,14 +130,8 @@ func TestBatchJSONEventsAndLimitHint(t *testing.T) {
 		t.Fatalf("exit %d (want 1: one task hit its limit); stderr must carry no progress:\n%s", r.code, r.stderr)
 	}
 	started, finished := map[string]bool{}, map[string]string{}
-	var evs []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(r.stdout))
-	for sc.Scan() {
-		var e map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("not one JSON object per line: %q", sc.Text())
-		}
-		evs = append(evs, e)
+	evs := jsonLines(t, r.stdout)
+	for _, e := range evs {
 		switch e["event"] {
 		case "task_started":
 			started[e["id"].(string)] = true

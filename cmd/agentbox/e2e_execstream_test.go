@@ -128,15 +128,7 @@ func TestExecOutputModes(t *testing.T) {
 	if r.code != 3 || r.stderr != "" {
 		t.Errorf("--json-events: exit %d, stderr %q", r.code, r.stderr)
 	}
-	var evs []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(r.stdout))
-	for sc.Scan() {
-		var e map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("not one JSON object per line: %q", sc.Text())
-		}
-		evs = append(evs, e)
-	}
+	evs := jsonLines(t, r.stdout)
 	if len(evs) < 4 || evs[0]["event"] != "start" || evs[0]["audit"] != log || evs[len(evs)-1]["event"] != "end" || evs[len(evs)-1]["exit_code"] != float64(3) {
 		t.Fatalf("events: %s", r.stdout)
 	}
@@ -193,4 +185,21 @@ func TestExecClosedStdout(t *testing.T) {
 		b, _ := os.ReadFile(log)
 		t.Errorf("container left: %s; stderr %q; audit:\n%s", left, errb.String(), b)
 	}
+}
+
+// jsonLines parses output that must be one JSON object per line
+// (--json-events), failing the test on any other line.
+func jsonLines(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var evs []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var e map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("not one JSON object per line: %q", sc.Text())
+		}
+		evs = append(evs, e)
+	}
+	return evs
 }

@@ -1,14 +1,9 @@
 package main_test
 
 import (
-	"fmt"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 )
 
@@ -19,26 +14,15 @@ import (
 // 403 naming the rule, and both are net events in a log that verifies.
 func TestK8sNetworkProxy(t *testing.T) {
 	ab := abCmd{fullEnv: k8sEnv(t)}
-	var hits atomic.Int64
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		fmt.Fprint(w, "upstream-ok")
-	}))
-	defer up.Close()
-	_, port, _ := net.SplitHostPort(up.Listener.Addr().String())
+	f := newProxyFetch(t)
+	hits, port := f.hits, f.port
 	dir := t.TempDir()
 	pol := filepath.Join(dir, "net.yaml")
 	if err := os.WriteFile(pol, []byte("version: 1\ncommands:\n  default: allow\nnetwork:\n  allow: [\"localhost\", \"127.0.0.0/8\", \"::1\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	log := filepath.Join(dir, "audit.jsonl")
-	script := `import urllib.request, urllib.error
-for u in ["http://localhost:` + port + `/x", "http://example.invalid/y"]:
-    try:
-        print(urllib.request.urlopen(u, timeout=20).read().decode())
-    except urllib.error.HTTPError as e:
-        print(e.code, e.read().decode().strip())`
-	cmd := "env -u NO_PROXY -u no_proxy python3 - <<'EOF'\n" + script + "\nEOF\nls /sys/class/net"
+	cmd := f.cmd + "\nls /sys/class/net"
 	r := ab.run(t, "exec", "--workspace", t.TempDir(), "--policy", pol, "--audit", log, "--network", "proxy", "--", cmd)
 	if r.code != 0 || !strings.Contains(r.stdout, "upstream-ok") || !strings.Contains(r.stdout, "403 ") || !strings.Contains(r.stdout, "network.allow") {
 		t.Fatalf("exec --network proxy on kubernetes: %d %q %q", r.code, r.stdout, r.stderr)

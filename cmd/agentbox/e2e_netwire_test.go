@@ -23,25 +23,11 @@ import (
 // log that verifies.
 func TestExecNetworkProxyCLI(t *testing.T) {
 	testutil.RequireDocker(t)
-	var hits atomic.Int64
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		fmt.Fprint(w, "upstream-ok")
-	}))
-	defer up.Close()
-	_, port, _ := net.SplitHostPort(up.Listener.Addr().String())
+	f := newProxyFetch(t)
+	hits, cmd := f.hits, f.cmd
 	dir := t.TempDir()
 	pol := writeFile(t, filepath.Join(dir, "net.yaml"), "version: 1\ncommands:\n  default: allow\nsandbox:\n  network: none\nnetwork:\n  allow: [\"localhost\", \"127.0.0.0/8\", \"::1\"]\n", 0o644)
 	log := filepath.Join(dir, "audit.jsonl")
-	script := `import urllib.request, urllib.error
-for u in ["http://localhost:` + port + `/x", "http://example.invalid/y"]:
-    try:
-        print(urllib.request.urlopen(u, timeout=20).read().decode())
-    except urllib.error.HTTPError as e:
-        print(e.code, e.read().decode().strip())`
-	// NO_PROXY keeps localhost direct by default (it is the sandbox's
-	// own); here the test's upstream is the host's, so unset it.
-	cmd := "env -u NO_PROXY -u no_proxy python3 - <<'EOF'\n" + script + "\nEOF"
 	r := agentbox(t, nil, "exec", "--workspace", t.TempDir(), "--policy", pol, "--audit", log, "--network", "proxy", "--", cmd)
 	if r.code != 0 || !strings.Contains(r.stdout, "upstream-ok") || !strings.Contains(r.stdout, "403 ") || !strings.Contains(r.stdout, "network.allow") {
 		t.Fatalf("exec --network proxy: %d %q %q", r.code, r.stdout, r.stderr)
@@ -110,4 +96,34 @@ func TestNetworkProxyLeavesNothing(t *testing.T) {
 			t.Errorf("%v: left in TMPDIR: %v", sig, left)
 		}
 	}
+}
+
+// proxyFetch is a host-side upstream on loopback and a sandbox command
+// that fetches it and a name outside every allowlist through the proxy,
+// printing the body or the proxy's status and message.
+type proxyFetch struct {
+	hits *atomic.Int64 // requests the upstream served
+	port string
+	cmd  string
+}
+
+func newProxyFetch(t *testing.T) proxyFetch {
+	t.Helper()
+	f := proxyFetch{hits: new(atomic.Int64)}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.hits.Add(1)
+		fmt.Fprint(w, "upstream-ok")
+	}))
+	t.Cleanup(up.Close)
+	_, f.port, _ = net.SplitHostPort(up.Listener.Addr().String())
+	script := `import urllib.request, urllib.error
+for u in ["http://localhost:` + f.port + `/x", "http://example.invalid/y"]:
+    try:
+        print(urllib.request.urlopen(u, timeout=20).read().decode())
+    except urllib.error.HTTPError as e:
+        print(e.code, e.read().decode().strip())`
+	// NO_PROXY keeps localhost direct by default (it is the sandbox's
+	// own); here the test's upstream is the host's, so unset it.
+	f.cmd = "env -u NO_PROXY -u no_proxy python3 - <<'EOF'\n" + script + "\nEOF"
+	return f
 }
