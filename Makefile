@@ -47,7 +47,7 @@ image-k8s: image
 # requires it. Not root: they run only against the cluster KUBECONFIG names.
 K8S_REQUIRED := $(shell [ "$$(id -u)" = 0 ] && echo 1 || echo 0)
 test: image-k8s
-	@if [ "$(K8S_REQUIRED)" = 1 ]; then $(MAKE) --no-print-directory k8s-up; \
+	@if [ "$(K8S_REQUIRED)" = 1 ]; then K8S_IMAGES='$(K8S_IMAGES)' bash k8s/up.sh; \
 	else echo "== not root: the Kubernetes suites run only against the cluster KUBECONFIG names (make k8s-up needs root)"; fi
 	AGENTBOX_REQUIRE_DOCKER=1 AGENTBOX_REQUIRE_RUNSC=1 AGENTBOX_ENGINE_DEATH_TEST=1 AGENTBOX_REQUIRE_K8S=$(K8S_REQUIRED) AGENTBOX_BIN=$(BIN) $(GO) test -count=1 -timeout 60m ./...
 	@left=$$(docker ps -aq --filter label=agentbox.session 2>/dev/null | wc -l); \
@@ -68,7 +68,7 @@ lint:
 # With a cluster up (as root, make bench starts the local one), the
 # Kubernetes backend is measured beside Docker in the same run.
 bench: image-k8s
-	@if [ "$(K8S_REQUIRED)" = 1 ]; then $(MAKE) --no-print-directory k8s-up; fi
+	@if [ "$(K8S_REQUIRED)" = 1 ]; then K8S_IMAGES='$(K8S_IMAGES)' bash k8s/up.sh; fi
 	AGENTBOX_REQUIRE_DOCKER=1 AGENTBOX_BIN=$(BIN) $(GO) run ./internal/benchreport -o BENCHMARKS.md
 
 # A real session in a real container on a fresh copy of the demo workspace:
