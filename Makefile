@@ -6,7 +6,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 COMMIT   ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 LDFLAGS  := -s -w -X github.com/agentbox/agentbox.Version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build image image-k8s test unit lint bench demo clean install k8s-up k8s-down k8s-smoke
+.PHONY: all build image image-k8s test test-deps unit lint bench demo clean install k8s-up k8s-down k8s-smoke
 
 all: build
 
@@ -45,8 +45,11 @@ image-k8s: image
 # 10-task batch) run against the local cluster: as root, make test starts it
 # (make k8s-up: built once, about 13 minutes on 2 cores, then cached) and
 # requires it. Not root: they run only against the cluster KUBECONFIG names.
+# Before anything, test-deps installs (as root) and registers what the
+# suites need: runsc, podman, e2fsprogs, chromium, debootstrap, tmux.
 K8S_REQUIRED := $(shell [ "$$(id -u)" = 0 ] && echo 1 || echo 0)
-test: image-k8s
+test: test-deps
+	@$(MAKE) --no-print-directory image-k8s
 	@if [ "$(K8S_REQUIRED)" = 1 ]; then K8S_IMAGES='$(K8S_IMAGES)' bash k8s/up.sh; \
 	else echo "== not root: the Kubernetes suites run only against the cluster KUBECONFIG names (make k8s-up needs root)"; fi
 	AGENTBOX_REQUIRE_DOCKER=1 AGENTBOX_REQUIRE_RUNSC=1 AGENTBOX_ENGINE_DEATH_TEST=1 AGENTBOX_REQUIRE_K8S=$(K8S_REQUIRED) AGENTBOX_BIN=$(BIN) $(GO) test -count=1 -timeout 60m ./...
@@ -54,6 +57,9 @@ test: image-k8s
 	if [ "$$left" != "0" ]; then echo "FAIL: $$left agentbox container(s) left behind"; docker ps -a --filter label=agentbox.session; exit 1; fi; \
 	echo "no agentbox containers left behind"
 	@if [ "$(K8S_REQUIRED)" = 1 ]; then bash k8s/leftovers.sh; fi
+
+test-deps:
+	@bash scripts/test-deps.sh
 
 # Every test that needs no engine, with no engine at all (DOCKER_HOST points
 # at nothing, so engine tests skip): about a minute.
