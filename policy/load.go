@@ -106,6 +106,7 @@ func Parse(name string, data []byte) (*Policy, error) {
 	}
 	l.top(doc.Content[0], p)
 	l.checkExamples(p)
+	l.checkNetwork(p)
 	if len(l.errs) > 0 {
 		return nil, l.err()
 	}
@@ -113,9 +114,10 @@ func Parse(name string, data []byte) (*Policy, error) {
 }
 
 type loader struct {
-	file     string
-	errs     []*LoadError
-	examples []example
+	file      string
+	errs      []*LoadError
+	examples  []example
+	netChecks []netCheck // see checkNetwork
 }
 
 type example struct {
@@ -198,6 +200,7 @@ func (l *loader) top(n *yaml.Node, p *Policy) {
 		},
 		"audit":   func(f string, v *yaml.Node) { l.audit(f, v, &p.Audit) },
 		"network": func(f string, v *yaml.Node) { l.network(f, v, &p.net) },
+		"secrets": func(f string, v *yaml.Node) { l.secrets(f, v, p) },
 	})
 	if !sawVersion && n.Kind == yaml.MappingNode {
 		l.errorf(n, "version", "missing; add \"version: 1\" at the top")

@@ -12,6 +12,9 @@ import (
 // netRules is the policy's network: block.
 type netRules struct {
 	allow, deny []NetRule
+	passthrough []NetRule   // network.passthrough: plain tunnels, never intercepted
+	rules       []*HTTPRule // network.rules: method/path rules, first match wins
+	upstreamCA  string      // network.upstream_ca: extra roots for upstream TLS
 }
 
 // NetRule is one entry of network.allow or network.deny: a host (with an
@@ -109,8 +112,11 @@ func (r NetRule) matchesAddr(a netip.Addr, port int) bool {
 // network loads the network: block.
 func (l *loader) network(f string, n *yaml.Node, dst *netRules) {
 	l.mapping(n, f, map[string]func(string, *yaml.Node){
-		"allow": func(f string, v *yaml.Node) { dst.allow = l.netRules(f, v) },
-		"deny":  func(f string, v *yaml.Node) { dst.deny = l.netRules(f, v) },
+		"allow":       func(f string, v *yaml.Node) { dst.allow = l.netRules(f, v) },
+		"deny":        func(f string, v *yaml.Node) { dst.deny = l.netRules(f, v) },
+		"passthrough": func(f string, v *yaml.Node) { dst.passthrough = l.netRules(f, v) },
+		"rules":       func(f string, v *yaml.Node) { dst.rules = l.httpRules(f, v) },
+		"upstream_ca": func(f string, v *yaml.Node) { dst.upstreamCA = l.upstreamCA(f, v) },
 	})
 }
 
@@ -122,13 +128,12 @@ func (l *loader) netRules(f string, n *yaml.Node) []NetRule {
 		if !ok {
 			continue
 		}
-		r, err := ParseNetRule(s)
+		rs, err := parseNetEntry(rf, s)
 		if err != nil {
 			l.errorf(it, rf, "%q: %v", s, err)
 			continue
 		}
-		r.ID = rf
-		out = append(out, r)
+		out = append(out, rs...)
 	}
 	return out
 }

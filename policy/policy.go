@@ -139,10 +139,11 @@ type Policy struct {
 	Sandbox SandboxSettings
 	Audit   AuditSettings
 
-	cmd   commandRules
-	read  fileRules
-	write fileRules
-	net   netRules // network: (see network.go)
+	cmd     commandRules
+	read    fileRules
+	write   fileRules
+	net     netRules  // network: (see network.go)
+	secrets []*Secret // secrets: (see secrets.go)
 }
 
 // SandboxSettings is the policy's sandbox: block, with defaults filled in.
