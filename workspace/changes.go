@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 
@@ -63,14 +62,14 @@ type hasher struct {
 // bound is reached (which makes the list incomplete: apply checks sums).
 func (h *hasher) sum(p string, st Stat) string {
 	switch {
-	case st.Mode&fs.ModeSymlink != 0:
+	case st.IsSymlink():
 		target, err := os.Readlink(p)
 		if err != nil {
 			return ""
 		}
 		s := sha256.Sum256([]byte("symlink:" + target))
 		return hex.EncodeToString(s[:])
-	case !st.Mode.IsRegular():
+	case !st.IsRegular():
 		return ""
 	}
 	if h.done+st.Size > h.max {

@@ -1,20 +1,15 @@
 package workspace
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"sync"
-	"sync/atomic"
-	"syscall"
 
 	"github.com/agentbox/agentbox/audit"
-	"golang.org/x/sys/unix"
+	"github.com/agentbox/agentbox/internal/fstree"
 )
 
 // SnapshotLimits bound the work of Snapshot and Diff. Reaching any of them
@@ -29,24 +24,13 @@ type SnapshotLimits struct {
 // workspace: a stat entry costs about 150 bytes.
 var DefaultSnapshotLimits = SnapshotLimits{MaxEntries: 4_000_000, MaxHashBytes: 8 << 30}
 
-// Stat is the part of an lstat(2) result that tells whether an entry
-// changed: any difference means it may have.
-type Stat struct {
-	Mode  fs.FileMode
-	Size  int64
-	MTime int64 // ns
-	CTime int64 // ns
-	Ino   uint64
-}
+// Stat is the stat data that tells whether an entry changed: the one
+// Stamp of internal/fstree.
+type Stat = fstree.Stamp
 
-// StatOf extracts a Stat from a FileInfo.
+// StatOf extracts a Stat from a FileInfo (from os.Lstat and friends).
 func StatOf(fi fs.FileInfo) Stat {
-	s := Stat{Mode: fi.Mode(), Size: fi.Size(), MTime: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.CTime = st.Ctim.Sec*1e9 + st.Ctim.Nsec
-		s.Ino = st.Ino
-	}
-	return s
+	return fstree.FromFileInfo(fi)
 }
 
 // Snap is the stat data of every entry below a workspace directory
@@ -64,164 +48,25 @@ func Snapshot(dir string) (Snap, error) { return SnapshotWith(dir, DefaultSnapsh
 
 // SnapshotWith is Snapshot with explicit limits. An entry that cannot be
 // read makes the snapshot Incomplete; only a dir that cannot be walked at
-// all is an error.
+// all is an error. The walk runs on several goroutines (its cost is mostly
+// system calls).
 func SnapshotWith(dir string, lim SnapshotLimits) (Snap, error) {
-	s := Snap{Dir: dir, lim: lim}
-	if _, err := os.Lstat(dir); err != nil {
+	s := Snap{Dir: dir, lim: lim, Files: map[string]Stat{}}
+	var mu sync.Mutex
+	res, err := fstree.Walk(dir, fstree.Options{Parallel: max(runtime.GOMAXPROCS(0), 1), MaxEntries: lim.MaxEntries},
+		func(e *fstree.Entry) bool {
+			if !e.IsDir() {
+				mu.Lock()
+				s.Files[e.Rel] = e.Stamp
+				mu.Unlock()
+			}
+			return true
+		})
+	if err != nil {
 		return s, fmt.Errorf("snapshot of the workspace: %w", err)
 	}
-	w := &walker{lim: lim, sem: make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))}
-	err := w.walk(dir, "", nil)
-	w.wg.Wait()
-	if err == nil {
-		err = w.err
-	}
-	if err != nil && !errors.Is(err, errStop) {
-		return s, fmt.Errorf("snapshot of the workspace %s: %w", dir, err)
-	}
-	n := 0
-	for _, part := range w.parts {
-		n += len(part)
-	}
-	s.Files = make(map[string]Stat, n)
-	for _, part := range w.parts {
-		for _, e := range part {
-			s.Files[e.path] = e.st
-		}
-	}
-	s.Incomplete = w.incomplete
+	s.Incomplete = res.Incomplete
 	return s, nil
-}
-
-var errStop = errors.New("stop")
-
-type entry struct {
-	path string
-	st   Stat
-}
-
-// walker lists a tree on several goroutines (the cost is mostly system
-// calls): a subdirectory gets its own goroutine while one is free.
-type walker struct {
-	lim        SnapshotLimits
-	sem        chan struct{}
-	wg         sync.WaitGroup
-	count      atomic.Int64
-	mu         sync.Mutex
-	parts      [][]entry
-	incomplete string
-	err        error
-}
-
-func (w *walker) fail(why string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.incomplete == "" {
-		w.incomplete = why
-	}
-}
-
-// walk records the entries below the directory abs (rel from the root)
-// into out (nil: a part of its own): one open and getdents per directory,
-// one fstatat relative to it per entry.
-func (w *walker) walk(abs, rel string, out *[]entry) error {
-	if out == nil {
-		part := make([]entry, 0, 256)
-		defer func() {
-			w.mu.Lock()
-			w.parts = append(w.parts, part)
-			w.mu.Unlock()
-		}()
-		out = &part
-	}
-	f, err := os.Open(abs)
-	if err != nil {
-		if rel == "" {
-			return err
-		}
-		w.fail(fmt.Sprintf("%s could not be read (%v)", abs, err))
-		return nil
-	}
-	defer f.Close()
-	fd := int(f.Fd())
-	for {
-		ents, err := f.ReadDir(1024)
-		for _, e := range ents {
-			name := e.Name()
-			p := name
-			if rel != "" {
-				p = rel + "/" + name
-			}
-			if e.IsDir() {
-				select {
-				case w.sem <- struct{}{}:
-					w.wg.Add(1)
-					go func() {
-						defer w.wg.Done()
-						defer func() { <-w.sem }()
-						if err := w.walk(abs+"/"+name, p, nil); err != nil {
-							w.mu.Lock()
-							w.err = err
-							w.mu.Unlock()
-						}
-					}()
-				default:
-					if err := w.walk(abs+"/"+name, p, out); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-			if w.count.Add(1) > int64(w.lim.MaxEntries) {
-				w.fail(fmt.Sprintf("more than %d entries", w.lim.MaxEntries))
-				return errStop
-			}
-			var st unix.Stat_t
-			if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-				if !errors.Is(err, unix.ENOENT) {
-					w.fail(fmt.Sprintf("%s could not be read (%v)", abs+"/"+name, err))
-				}
-				continue
-			}
-			*out = append(*out, entry{p, statFromUnix(&st)})
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			w.fail(fmt.Sprintf("%s could not be read (%v)", abs, err))
-			return nil
-		}
-	}
-}
-
-// statFromUnix is StatOf for a raw stat result.
-func statFromUnix(st *unix.Stat_t) Stat {
-	mode := fs.FileMode(st.Mode & 0o777)
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		mode |= fs.ModeDir
-	case unix.S_IFLNK:
-		mode |= fs.ModeSymlink
-	case unix.S_IFIFO:
-		mode |= fs.ModeNamedPipe
-	case unix.S_IFSOCK:
-		mode |= fs.ModeSocket
-	case unix.S_IFCHR:
-		mode |= fs.ModeDevice | fs.ModeCharDevice
-	case unix.S_IFBLK:
-		mode |= fs.ModeDevice
-	}
-	if st.Mode&unix.S_ISUID != 0 {
-		mode |= fs.ModeSetuid
-	}
-	if st.Mode&unix.S_ISGID != 0 {
-		mode |= fs.ModeSetgid
-	}
-	if st.Mode&unix.S_ISVTX != 0 {
-		mode |= fs.ModeSticky
-	}
-	return Stat{Mode: mode, Size: st.Size, MTime: st.Mtim.Nano(), CTime: st.Ctim.Nano(), Ino: st.Ino}
 }
 
 func relSlash(dir, p string) string {
@@ -277,22 +122,20 @@ func Diff(before, after Snap) []audit.FileChange {
 
 // ChangeKind classifies the change from b to a (existed: b is valid):
 // added, modified (content, type or symlink target), mode (permission
-// bits only) or "" (nothing that matters, e.g. only the access time).
-// Without the old content at hand, a changed ctime with the same size,
-// mtime and mode is counted as modified: the content may have been
-// rewritten with its mtime restored.
+// bits only) or "" (nothing that matters, e.g. only the access time), by
+// fstree's one rule. Without the old content at hand, a changed ctime
+// with the same size, mtime and mode is counted as modified: the content
+// may have been rewritten with its mtime restored.
 func ChangeKind(b, a Stat, existed bool) string {
 	switch {
 	case !existed:
 		return audit.ChangeAdded
-	case b.Mode.Type() != a.Mode.Type() || b.Size != a.Size || b.MTime != a.MTime || b.Ino != a.Ino:
-		return audit.ChangeModified
-	case b.Mode != a.Mode:
+	case !fstree.Changed(b, a):
+		return ""
+	case fstree.ModeOnly(b, a):
 		return ChangeMode
-	case b.CTime != a.CTime:
-		return audit.ChangeModified
 	}
-	return ""
+	return audit.ChangeModified
 }
 
 func sortChanges(out []audit.FileChange) {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
 
+	"github.com/agentbox/agentbox/internal/fstree"
 	"github.com/agentbox/agentbox/sandbox/wire"
 	"golang.org/x/sys/unix"
 )
@@ -34,26 +34,16 @@ type effects struct {
 
 // snap is what is remembered of one path.
 type snap struct {
-	ino, dev uint64
-	mode     uint32
-	size     int64
-	mtime    unix.Timespec
-	data     []byte // a copy to restore, when small
-	hasData  bool
+	fstree.Stamp
+	data    []byte // a copy to restore, when small
+	hasData bool
 }
 
-func snapOf(st *unix.Stat_t) snap {
-	return snap{ino: st.Ino, dev: st.Dev, mode: st.Mode, size: st.Size, mtime: st.Mtim}
-}
+func snapOf(e *fstree.Entry) snap { return snap{Stamp: e.Stamp} }
 
-// same reports whether nothing changed. A directory's own size and times
-// change with its entries, which are judged one by one.
-func (a snap) same(b snap) bool {
-	if a.ino != b.ino || a.dev != b.dev || a.mode != b.mode {
-		return false
-	}
-	return a.mode&unix.S_IFMT == unix.S_IFDIR || (a.size == b.size && a.mtime == b.mtime)
-}
+// same reports whether nothing changed, by fstree's one rule (the ctime
+// counts; a directory's own size and times do not).
+func (a snap) same(b snap) bool { return !fstree.Changed(a.Stamp, b.Stamp) }
 
 // newEffects records the start state. With no write-deny rules only the
 // set-id and device check runs.
@@ -74,14 +64,14 @@ func newEffects(root string, rules *wire.Rules, match Matcher) (*effects, error)
 	if _, err := os.Stat(root); err != nil {
 		return e, nil // no workspace (tests, or none mounted): nothing to watch
 	}
-	_, err := e.walk(func(rel string, dirfd int, name string, st *unix.Stat_t) bool {
-		s := snapOf(st)
-		if special(st.Mode) {
+	_, _, err := e.walk(func(en *fstree.Entry) bool {
+		rel, s := en.Rel, snapOf(en)
+		if special(en.Mode) {
 			e.special[rel] = s
 		}
 		if d, _ := e.denied(rel); d {
-			if st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size <= maxKeptFile && e.kept+int(st.Size) <= maxKeptTotal {
-				if b, err := readAt(dirfd, name, st.Size); err == nil {
+			if en.IsRegular() && en.Size <= maxKeptFile && e.kept+int(en.Size) <= maxKeptTotal {
+				if b, err := readAt(en.Dirfd, en.Name, en.Size); err == nil {
 					s.data, s.hasData = b, true
 					e.kept += len(b)
 				}
@@ -144,9 +134,9 @@ func (e *effects) check() []wire.Alarm {
 		alarms = append(alarms, wire.Alarm{Path: []byte(rel), What: what, Action: action, Rule: rule})
 	}
 	seen := map[string]bool{}
-	complete, err := e.walk(func(rel string, dirfd int, name string, st *unix.Stat_t) bool {
-		s := snapOf(st)
-		typ := st.Mode & unix.S_IFMT
+	complete, why, err := e.walk(func(en *fstree.Entry) bool {
+		rel, dirfd, name, s := en.Rel, en.Dirfd, en.Name, snapOf(en)
+		typ := en.Type()
 		if d, rule := e.denied(rel); d {
 			seen[rel] = true
 			old, existed := e.base[rel]
@@ -160,8 +150,7 @@ func (e *effects) check() []wire.Alarm {
 				return false
 			case !old.same(s):
 				if old.hasData && restore(dirfd, name, old) == nil {
-					if st2, err := fstatat(dirfd, name); err == nil {
-						n := snapOf(st2)
+					if n, err := fstatat(dirfd, name); err == nil {
 						n.data, n.hasData = old.data, true
 						e.base[rel] = n
 					}
@@ -175,7 +164,7 @@ func (e *effects) check() []wire.Alarm {
 				}
 			}
 		}
-		if !special(st.Mode) {
+		if !special(en.Mode) {
 			return true
 		}
 		if old, ok := e.special[rel]; ok && old.same(s) {
@@ -189,7 +178,7 @@ func (e *effects) check() []wire.Alarm {
 			}
 			return false
 		}
-		if unix.Fchmodat(dirfd, name, st.Mode&0o1777, 0) == nil {
+		if unix.Fchmodat(dirfd, name, en.Mode&0o1777, 0) == nil {
 			add(rel, "setid", "cleared", "")
 		} else {
 			add(rel, "setid", "reported", "")
@@ -197,19 +186,19 @@ func (e *effects) check() []wire.Alarm {
 		return true
 	})
 	if err != nil || !complete {
-		add(".", "incomplete", "reported", fmt.Sprintf("the effects check stopped after %d entries: %v", maxWalk, err))
+		if err != nil {
+			why = err.Error()
+		}
+		add(".", "incomplete", "reported", "the effects check missed entries: "+why)
 	}
 	for rel, old := range e.base {
 		if seen[rel] || !complete {
 			continue
 		}
 		if old.hasData && restorePath(e.root, rel, old) == nil {
-			if st, err := os.Lstat(e.root + "/" + rel); err == nil {
-				if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-					n := snap{ino: sys.Ino, dev: sys.Dev, mode: sys.Mode, size: sys.Size, mtime: unix.Timespec(sys.Mtim)}
-					n.data, n.hasData = old.data, true
-					e.base[rel] = n
-				}
+			if n, err := fstatat(unix.AT_FDCWD, e.root+"/"+rel); err == nil {
+				n.data, n.hasData = old.data, true
+				e.base[rel] = n
 			}
 			add(rel, "removed", "restored", "")
 			continue

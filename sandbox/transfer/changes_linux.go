@@ -9,73 +9,41 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/agentbox/agentbox/internal/fstree"
 )
 
-// stamp is what tells whether a path changed: any write, chmod, rename or
-// replacement changes one of these (ctime cannot be set back by a program).
-type stamp struct {
-	ino          uint64
-	mode         uint32
-	size         int64
-	mtime, ctime int64
-}
-
 // Snap is the state of a tree: a stamp per path (relative, slash-separated).
-type Snap map[string]stamp
+type Snap map[string]fstree.Stamp
 
 // Snapshot records the tree below dir. It visits at most max entries (0:
 // DefaultMaxEntries).
 func Snapshot(dir string, max int) (Snap, error) {
 	s := Snap{}
-	err := walk(dir, max, func(rel string, st *syscall.Stat_t) { s[rel] = stampOf(st) })
+	err := walk(dir, max, func(rel string, st fstree.Stamp) { s[rel] = st })
 	return s, err
 }
 
-func stampOf(st *syscall.Stat_t) stamp {
-	return stamp{ino: st.Ino, mode: st.Mode, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
-}
-
 // walk visits every entry below dir, parents before children, in lexical
-// order, without following symbolic links.
-func walk(dir string, max int, fn func(rel string, st *syscall.Stat_t)) error {
+// order, through directory descriptors, without following symbolic links.
+// A tree it cannot read whole is an error.
+func walk(dir string, max int, fn func(rel string, st fstree.Stamp)) error {
 	if max <= 0 {
 		max = DefaultMaxEntries
 	}
-	n := 0
-	var visit func(rel string) error
-	visit = func(rel string) error {
-		d, err := os.Open(dir + "/" + rel)
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", rel, err)
-		}
-		names, err := d.Readdirnames(-1)
-		d.Close()
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", rel, err)
-		}
-		slices.Sort(names)
-		for _, name := range names {
-			child := name
-			if rel != "." {
-				child = rel + "/" + name
-			}
-			var st syscall.Stat_t
-			if err := syscall.Lstat(dir+"/"+child, &st); err != nil {
-				continue // gone meanwhile
-			}
-			if n++; n > max {
-				return fmt.Errorf("%w: more than %d entries", ErrTooLarge, max)
-			}
-			fn(child, &st)
-			if st.Mode&syscall.S_IFMT == syscall.S_IFDIR {
-				if err := visit(child); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+	res, err := fstree.Walk(dir, fstree.Options{Sorted: true, MaxEntries: max}, func(e *fstree.Entry) bool {
+		fn(e.Rel, e.Stamp)
+		return true
+	})
+	switch {
+	case err != nil:
+		return err
+	case res.Incomplete != "" && res.Entries >= max:
+		return fmt.Errorf("%w: %s", ErrTooLarge, res.Incomplete)
+	case res.Incomplete != "":
+		return fmt.Errorf("reading %s: %s", dir, res.Incomplete)
 	}
-	return visit(".")
+	return nil
 }
 
 // PackChanges writes what changed below dir since base as a tar stream:
@@ -89,15 +57,14 @@ func PackChanges(w io.Writer, dir string, base Snap, max int64, maxEntries int) 
 	cur := Snap{}
 	type entry struct {
 		rel      string
-		s        syscall.Stat_t
+		s        fstree.Stamp
 		modeOnly bool
 	}
 	var changed []entry
-	err := walk(dir, maxEntries, func(rel string, s *syscall.Stat_t) {
-		now := stampOf(s)
+	err := walk(dir, maxEntries, func(rel string, now fstree.Stamp) {
 		cur[rel] = now
-		if old, ok := base[rel]; !ok || !same(old, now) {
-			changed = append(changed, entry{rel, *s, ok && modeOnly(old, now)})
+		if old, ok := base[rel]; !ok || fstree.Changed(old, now) {
+			changed = append(changed, entry{rel, now, ok && fstree.ModeOnly(old, now)})
 		}
 	})
 	if err != nil {
@@ -130,7 +97,7 @@ func PackChanges(w io.Writer, dir string, base Snap, max int64, maxEntries int) 
 			st.Entries++
 			continue
 		}
-		if err := packChange(tw, dir, e.rel, &e.s, &st, max); err != nil {
+		if err := packChange(tw, dir, e.rel, e.s, &st, max); err != nil {
 			return nil, st, err
 		}
 	}
@@ -147,23 +114,8 @@ func insideAny(rel string, set map[string]bool) bool {
 	return false
 }
 
-// modeOnly: the same regular file, content untouched, another mode.
-func modeOnly(a, b stamp) bool {
-	return a.mode&syscall.S_IFMT == syscall.S_IFREG && b.mode&syscall.S_IFMT == syscall.S_IFREG &&
-		a.ino == b.ino && a.size == b.size && a.mtime == b.mtime && a.mode != b.mode
-}
-
-// same: a directory is unchanged unless its mode or identity changed (its
-// entries are judged one by one).
-func same(a, b stamp) bool {
-	if a.ino != b.ino || a.mode != b.mode {
-		return false
-	}
-	return a.mode&syscall.S_IFMT == syscall.S_IFDIR || a == b
-}
-
-func packChange(tw *tar.Writer, dir, rel string, s *syscall.Stat_t, st *Stats, max int64) error {
-	hdr := &tar.Header{Name: rel, Mode: int64(s.Mode & 0o7777), ModTime: time.Unix(0, s.Mtim.Nano()).Truncate(time.Microsecond)}
+func packChange(tw *tar.Writer, dir, rel string, s fstree.Stamp, st *Stats, max int64) error {
+	hdr := &tar.Header{Name: rel, Mode: int64(s.Mode & 0o7777), ModTime: time.Unix(0, s.MTime).Truncate(time.Microsecond)}
 	switch s.Mode & syscall.S_IFMT {
 	case syscall.S_IFDIR:
 		hdr.Typeflag = tar.TypeDir
