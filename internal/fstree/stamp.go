@@ -25,8 +25,8 @@ type Stamp struct {
 	Dev   uint64 `json:"dev"`
 	Mode  uint32 `json:"mode"` // st_mode: type and permission bits
 	Size  int64  `json:"size"`
-	MTime int64  `json:"mtime"` // ns
-	CTime int64  `json:"ctime"` // ns
+	MTime int64  `json:"mtime"`          // ns
+	CTime int64  `json:"ctime"`          // ns
 	Rdev  uint64 `json:"rdev,omitempty"` // a device node's device (0/0 character device: an overlay whiteout)
 }
 
