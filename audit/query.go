@@ -28,6 +28,19 @@ func Scan(r io.Reader, fn func(line int, rec Record) error) error {
 	return scanRaw(r, func(l rawLine, rec *Record) error { return fn(l.n, *rec) }, nil)
 }
 
+// ScanLines calls fn for every record of the log in order with its 1-based
+// line number and the line's bytes (without the newline; nil for a line
+// too long to hold), and bad, if set, for every line that is not a record.
+// Exporters use the bytes to name a record by its hash (sha256 of the
+// line, what the next line's prev holds).
+func ScanLines(r io.Reader, fn func(line int, raw []byte, rec *Record) error, bad func(line int, raw []byte) error) error {
+	var onBad func(l rawLine, err error) error
+	if bad != nil {
+		onBad = func(l rawLine, _ error) error { return bad(l.n, l.b) }
+	}
+	return scanRaw(r, func(l rawLine, rec *Record) error { return fn(l.n, l.b, rec) }, onBad)
+}
+
 // ReadAll returns every record of the log (see Scan).
 func ReadAll(r io.Reader) ([]Record, error) {
 	var out []Record

@@ -159,7 +159,7 @@ func TestAuditExportOCSFAndStats(t *testing.T) {
 			t.Fatalf("%s", l)
 		}
 	}
-	if classes[1007] != 4 || classes[1001] != 2 || classes[4001] != 2 {
+	if classes[1007] != 2 || classes[1001] != 2 || classes[4001] != 2 || classes[6002] != 4 || classes[6003] != 2 {
 		t.Fatalf("%v", classes)
 	}
 	if r := agentbox(t, nil, "audit", "export", log, "--format", "cef"); r.code != 2 {
