@@ -15,7 +15,6 @@ import (
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/workspace"
 )
 
 // ErrConfig marks a batch that cannot start (output directory, results
@@ -77,6 +76,11 @@ type Config struct {
 	Quiet    bool
 	// Events hears about every task as it starts and finishes (nil = none).
 	Events Events
+	// WorkRoot is the parent of every batch's work directory, where the
+	// workspace copies live (the CLI: DefaultWorkRoot); "" = OUTPUT/.work.
+	// Each batch works in WorkRoot/<batch id>, owned by this process: gc
+	// removes it only once this process is proven gone.
+	WorkRoot string
 	// EndpointFailures is how many tasks in a row may end with the model
 	// endpoint failing before no more tasks start (0 =
 	// DefaultEndpointFailures; see breaker.go).
@@ -85,6 +89,7 @@ type Config struct {
 
 // Summary is the outcome of a batch.
 type Summary struct {
+	Batch       string         `json:"batch"` // this run's batch id (in every audit record)
 	Total       int            `json:"total"`
 	Skipped     int            `json:"skipped"` // finished by an earlier run (--resume)
 	Ran         int            `json:"ran"`     // finished in this run
@@ -110,6 +115,7 @@ type Summary struct {
 func (s Summary) AllOK() bool { return s.OK == s.Total }
 
 type batcher struct {
+	id      string // the batch id of this run
 	cfg     Config
 	work    string // parent of the workspace copies
 	results *resultsFile
@@ -150,11 +156,11 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	defer res.close()
-	b := &batcher{cfg: cfg, work: filepath.Join(out, workDirName), results: res, brk: newBreaker(cfg.EndpointFailures, cfg.Audit.Redact)}
-	if err := b.cleanWork(); err != nil {
+	b := &batcher{id: sandbox.NewID(), cfg: cfg, results: res, brk: newBreaker(cfg.EndpointFailures, cfg.Audit.Redact)}
+	if err := b.openWork(); err != nil {
 		return Summary{}, fmt.Errorf("%w: work directory: %w", ErrConfig, err)
 	}
-	defer workspace.RemoveTree(b.work)
+	defer b.closeWork()
 
 	var pending []*Task
 	finished := map[string]Line{}
@@ -189,7 +195,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	b.prog.end()
 	elapsed := time.Since(start)
 
-	s := Summary{Total: len(cfg.Tasks), Skipped: skipped, Ran: ran, ByStatus: map[string]int{},
+	s := Summary{Batch: b.id, Total: len(cfg.Tasks), Skipped: skipped, Ran: ran, ByStatus: map[string]int{},
 		DurationMS: elapsed.Milliseconds(), Interrupted: ctx.Err() != nil, Results: res.f.Name(), Tasks: []Line{}}
 	if elapsed > 0 {
 		s.TasksPerMin = float64(ran) / elapsed.Minutes()

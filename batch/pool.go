@@ -3,7 +3,6 @@ package batch
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/agentbox/agentbox/workspace"
 	"sync"
@@ -169,12 +168,4 @@ func (b *batcher) policyOf(t *Task) *policy.Policy {
 		return t.Policy
 	}
 	return b.cfg.Policy
-}
-
-// cleanWork empties the work directory of the copies.
-func (b *batcher) cleanWork() error {
-	if err := workspace.RemoveTree(b.work); err != nil {
-		return err
-	}
-	return os.MkdirAll(b.work, 0o700)
 }

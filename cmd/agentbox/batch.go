@@ -128,6 +128,9 @@ func batchAction(c *cli.Context) error {
 	if onKubernetes(c) {
 		cfg.DiskInSandbox = k8sDiskBound
 	}
+	if root, err := batch.DefaultWorkRoot(os.Getenv); err == nil {
+		cfg.WorkRoot = root
+	}
 	return withRuntime(c, func(rt backend) error {
 		_, _ = rt.GC(c.Context)
 		if err := checkBatchImages(c.Context, rt, def, cfg.Sandbox, tasks); err != nil {

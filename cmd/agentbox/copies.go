@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentbox/agentbox/batch"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/agentbox/agentbox/workspace"
@@ -235,5 +237,11 @@ func gcCopies(c *cli.Context) error {
 	for _, s := range removed {
 		fmt.Fprintf(c.App.Writer, "removed the workspace copy of session %s\n", s)
 	}
-	return err
+	// Batches killed before they cleaned up: their copies, disk images
+	// and mounts, once their process is proven gone.
+	dirs, berr := batch.GCWork(filepath.Join(store.Dir, "batch"), time.Now())
+	for _, d := range dirs {
+		fmt.Fprintf(c.App.Writer, "removed the work directory of dead batch %s\n", filepath.Base(d))
+	}
+	return errors.Join(err, berr)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/volume"
 	"github.com/docker/docker/client"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
@@ -121,6 +122,19 @@ func (e deadlineEngine) ContainerList(ctx context.Context, opts container.ListOp
 	return call(ctx, e.d, "listing containers", func(c context.Context) ([]container.Summary, error) {
 		return e.Engine.ContainerList(c, opts)
 	})
+}
+
+func (e deadlineEngine) VolumeList(ctx context.Context, opts volume.ListOptions) (volume.ListResponse, error) {
+	return call(ctx, e.d, "listing volumes", func(c context.Context) (volume.ListResponse, error) {
+		return e.Engine.VolumeList(c, opts)
+	})
+}
+
+func (e deadlineEngine) VolumeRemove(ctx context.Context, id string, force bool) error {
+	_, err := call(ctx, e.d, "removing a volume", func(c context.Context) (struct{}, error) {
+		return struct{}{}, e.Engine.VolumeRemove(c, id, force)
+	})
+	return err
 }
 
 // ServerVersion passes the version endpoint through (engine detection:

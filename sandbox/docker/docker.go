@@ -68,7 +68,7 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 		return nil, err
 	}
 	ccfg, hc := containerSpec(cfg, exe, id, d.owner, d.host, prof, masks.mounts)
-	if err := applyOverlay(cfg, hc); err != nil {
+	if err := applyOverlay(cfg, hc, ccfg.Labels); err != nil {
 		masks.remove()
 		return nil, err
 	}

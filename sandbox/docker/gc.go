@@ -10,6 +10,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
 )
 
 // GCAgeBound is how long past its session timeout a sandbox whose owner
@@ -45,6 +46,36 @@ func GC(ctx context.Context, eng Engine) ([]sandbox.Removed, error) {
 		sessions = append(sessions, c.Labels[LabelSession])
 	}
 	removeMaskDirs(sessions)
+	vols, err := gcVolumes(ctx, eng, time.Now())
+	removed = append(removed, vols...)
+	errs = append(errs, err)
+	return removed, errors.Join(errs...)
+}
+
+// gcVolumes removes the engine volumes agentbox made (a copy's overlay
+// workspace) whose owner is proven dead by the same rules as containers,
+// when no container uses them any more. Volumes go with their container
+// (RemoveVolumes); this finds those of a container removed without them.
+func gcVolumes(ctx context.Context, eng Engine, now time.Time) ([]sandbox.Removed, error) {
+	list, err := eng.VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelSession))})
+	if err != nil {
+		return nil, fmt.Errorf("%w: listing volumes: %w", sandbox.ErrUnavailable, err)
+	}
+	var removed []sandbox.Removed
+	var errs []error
+	for _, v := range list.Volumes {
+		created, _ := time.Parse(time.RFC3339, v.CreatedAt)
+		reason := sandbox.GCReason(v.Labels, true, created, now)
+		if reason == "" {
+			continue
+		}
+		// In use (a container still mounts it) or already gone: leave it.
+		if err := eng.VolumeRemove(ctx, v.Name, false); err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, sandbox.Removed{ID: "volume " + v.Name, Reason: reason})
+	}
 	return removed, errors.Join(errs...)
 }
 

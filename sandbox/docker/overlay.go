@@ -2,6 +2,7 @@ package docker
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/agentbox/agentbox/sandbox"
@@ -20,8 +21,10 @@ const overlayOptions = "userxattr,redirect_dir=nofollow,metacopy=off,index=off,n
 // that the engine mounts as an overlay: cfg.Workspace the read-only lower
 // layer, cfg.Overlay.Upper the upper one. The engine (dockerd, root)
 // mounts it, so this works for non-root users; the volume goes with the
-// container (RemoveVolumes).
-func applyOverlay(cfg sandbox.Config, hc *container.HostConfig) error {
+// container (RemoveVolumes on every path). It carries the container's
+// labels (session and owner identity) so that gc finds it when the
+// container was removed without it.
+func applyOverlay(cfg sandbox.Config, hc *container.HostConfig, labels map[string]string) error {
 	if cfg.Overlay == nil {
 		return nil
 	}
@@ -33,7 +36,7 @@ func applyOverlay(cfg sandbox.Config, hc *container.HostConfig) error {
 	m := mount.Mount{
 		Type:   mount.TypeVolume,
 		Target: sandbox.WorkspaceDir,
-		VolumeOptions: &mount.VolumeOptions{DriverConfig: &mount.Driver{Name: "local", Options: map[string]string{
+		VolumeOptions: &mount.VolumeOptions{Labels: maps.Clone(labels), DriverConfig: &mount.Driver{Name: "local", Options: map[string]string{
 			"type":   "overlay",
 			"device": "overlay",
 			"o": fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,%s",

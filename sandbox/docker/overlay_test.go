@@ -14,8 +14,8 @@ import (
 // are refused.
 func TestOverlayMountSpec(t *testing.T) {
 	cfg := sandbox.Config{Workspace: "/ws", Overlay: &sandbox.Overlay{Upper: "/st/upper", Work: "/st/work"}}
-	_, hc := containerSpec(cfg, "/exe", "0123456789abcdef", map[string]string{LabelOwner: "1:2"}, "h", "{}", nil)
-	if err := applyOverlay(cfg, hc); err != nil {
+	ccfg, hc := containerSpec(cfg, "/exe", "0123456789abcdef", map[string]string{LabelOwner: "1:2"}, "h", "{}", nil)
+	if err := applyOverlay(cfg, hc, ccfg.Labels); err != nil {
 		t.Fatal(err)
 	}
 	var ws *mount.Mount
@@ -30,6 +30,10 @@ func TestOverlayMountSpec(t *testing.T) {
 	if ws == nil || ws.Type != mount.TypeVolume || ws.Source != "" || ws.VolumeOptions == nil {
 		t.Fatalf("workspace mount %+v", ws)
 	}
+	// The volume carries the owner identity: gc finds it without its container.
+	if l := ws.VolumeOptions.Labels; l[LabelOwner] != "1:2" || l[LabelSession] != "0123456789abcdef" {
+		t.Errorf("volume labels %v", l)
+	}
 	o := ws.VolumeOptions.DriverConfig.Options
 	if o["type"] != "overlay" || !strings.HasPrefix(o["o"], "lowerdir=/ws,upperdir=/st/upper,workdir=/st/work,userxattr") ||
 		!strings.Contains(o["o"], "nosuid,nodev") {
@@ -37,7 +41,7 @@ func TestOverlayMountSpec(t *testing.T) {
 	}
 	bad := cfg
 	bad.Workspace = "/a,b"
-	if err := applyOverlay(bad, hc); !errors.Is(err, sandbox.ErrConfig) {
+	if err := applyOverlay(bad, hc, nil); !errors.Is(err, sandbox.ErrConfig) {
 		t.Errorf("a comma in a layer path: %v", err)
 	}
 }

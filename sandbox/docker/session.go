@@ -53,7 +53,7 @@ func (s *dockerSession) Info() sandbox.Info { return s.info }
 func (s *dockerSession) kill(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, killTimeout)
 	defer cancel()
-	err := s.rt.eng.ContainerRemove(ctx, s.containerID(), container.RemoveOptions{Force: true})
+	err := s.rt.eng.ContainerRemove(ctx, s.containerID(), container.RemoveOptions{Force: true, RemoveVolumes: true})
 	if err == nil || isNotFound(err) {
 		return nil
 	}
