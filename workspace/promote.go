@@ -1,0 +1,378 @@
+package workspace
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/agentbox/agentbox/internal/fstree"
+	"golang.org/x/sys/unix"
+)
+
+// Promote lists the changes staged since the last promotion, decides
+// each, writes the allowed ones to the workspace (atomically per file:
+// a temporary file renamed over the old one) and holds the rest: a held
+// change is moved out of the upper directory into the session's records
+// (held/<seq>/), so it is gone from the sandbox and kept for review. A
+// file changed in the workspace since the sandbox saw it is held as a
+// conflict; a full disk holds the rest. Promoted entries stay in the
+// upper directory, so the sandbox's view of them does not change. The
+// promotion is journalled: killed half-way, each file is before or after
+// and the next Promote (or Pending) shows what was left.
+//
+// The result is the call's checkpoint (nil when nothing changed).
+func (s *Stage) Promote(callID string) (*Checkpoint, error) {
+	changes, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	if len(changes) == 0 {
+		return nil, nil
+	}
+	cp := &Checkpoint{Seq: s.st.Seq + 1, CallID: callID, Time: time.Now().UTC(), Changes: changes,
+		After: map[string]fstree.Stamp{}, BeforeMode: map[string]uint32{}}
+	if err := writeJSON(filepath.Join(s.State, journalFile), cp); err != nil {
+		return nil, err
+	}
+	low, err := os.OpenRoot(s.Lower)
+	if err != nil {
+		return nil, fmt.Errorf("opening the workspace: %w", err)
+	}
+	defer low.Close()
+	p := &promoter{s: s, low: low, cp: cp, before: filepath.Join(s.State, "before", fmt.Sprint(cp.Seq))}
+	p.conflicts()
+	// Deletions deepest first, then everything else parents first.
+	order := make([]int, len(changes))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		ca, cb := changes[order[a]], changes[order[b]]
+		da, db := ca.Change == "deleted", cb.Change == "deleted"
+		if da != db {
+			return da
+		}
+		if da {
+			return ca.Path > cb.Path
+		}
+		return ca.Path < cb.Path
+	})
+	for _, i := range order {
+		c := &changes[i]
+		if c.Held != "" {
+			continue
+		}
+		if p.full {
+			c.Held, c.Why = HazardDiskFull, "the disk filled up during promotion; promote again when there is room"
+			continue
+		}
+		if err := p.one(c); err != nil {
+			if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+				p.full = true
+				c.Held, c.Why = HazardDiskFull, "the disk filled up during promotion; promote again when there is room"
+				continue
+			}
+			c.Held, c.Why = HazardNotStaged, "could not be promoted: "+err.Error()
+		}
+	}
+	if err := p.hold(); err != nil {
+		return nil, err
+	}
+	s.st.Seq = cp.Seq
+	if err := writeJSON(s.checkpointPath(cp.Seq), cp); err != nil {
+		return nil, err
+	}
+	if err := s.save(); err != nil {
+		return nil, err
+	}
+	_ = os.Remove(filepath.Join(s.State, journalFile))
+	return cp, nil
+}
+
+type promoter struct {
+	s      *Stage
+	low    *os.Root
+	cp     *Checkpoint
+	before string
+	full   bool
+}
+
+// conflicts holds every change whose workspace entry changed since the
+// sandbox saw it: since staging began, or since agentbox promoted it.
+func (p *promoter) conflicts() {
+	for i := range p.cp.Changes {
+		c := &p.cp.Changes[i]
+		if c.Held != "" {
+			continue
+		}
+		cur, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(p.s.Lower, filepath.FromSlash(c.Path)))
+		if err != nil {
+			continue
+		}
+		if pr, ok := p.s.st.Promoted[c.Path]; ok {
+			if fstree.Changed(pr.Lower, cur) {
+				c.Held, c.Why = HazardConflict, "changed in the workspace since agentbox promoted it"
+			}
+			continue
+		}
+		if cur.CTime >= p.s.st.Since && !cur.IsDir() {
+			c.Held, c.Why = HazardConflict, "changed in the workspace since the session started"
+		}
+	}
+}
+
+// one promotes one allowed change.
+func (p *promoter) one(c *StagedChange) error {
+	rel := c.Path
+	if c.Change != "added" && c.Type != TypeDir {
+		if sum, err := p.keepBefore(rel); err != nil {
+			return err
+		} else {
+			c.Before = sum
+		}
+	}
+	if c.Change == "deleted" {
+		err := p.low.Remove(rel)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		delete(p.s.st.Promoted, rel)
+		return nil
+	}
+	up := filepath.Join(p.s.Upper, filepath.FromSlash(rel))
+	if dir := path.Dir(rel); dir != "." {
+		if err := p.low.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	if c.Change == ChangeMode {
+		if old, err := p.low.Lstat(rel); err == nil {
+			p.cp.BeforeMode[rel] = uint32(old.Mode().Perm())
+		}
+		if err := p.low.Chmod(rel, c.upper.FileMode().Perm()); err != nil {
+			return err
+		}
+		if c.upper.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+			c.SetIDCut = true
+		}
+		return p.record(c)
+	}
+	switch c.Type {
+	case TypeDir:
+		if fi, err := p.low.Lstat(rel); err == nil && !fi.IsDir() {
+			if err := p.low.Remove(rel); err != nil {
+				return err
+			}
+		}
+		if err := p.low.Mkdir(rel, c.upper.FileMode().Perm()); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+		return p.record(c)
+	case TypeSymlink:
+		target, err := os.Readlink(up)
+		if err != nil {
+			return err
+		}
+		tmp := tmpName(rel, p.cp.Seq)
+		_ = p.low.Remove(tmp)
+		if err := p.low.Symlink(target, tmp); err != nil {
+			return err
+		}
+		s := sha256.Sum256([]byte("symlink:" + target))
+		c.After = hex.EncodeToString(s[:])
+		if err := p.replace(tmp, rel); err != nil {
+			return err
+		}
+		return p.record(c)
+	}
+	in, err := os.OpenFile(up, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("no longer a regular file in the staging layer")
+	}
+	tmp := tmpName(rel, p.cp.Seq)
+	_ = p.low.Remove(tmp)
+	out, err := p.low.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), in)
+	perm := fi.Mode().Perm() // set-id and sticky bits never come out
+	if fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
+		c.SetIDCut = true
+	}
+	if err == nil {
+		err = out.Chmod(perm)
+	}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = p.replace(tmp, rel)
+	}
+	if err != nil {
+		_ = p.low.Remove(tmp)
+		return err
+	}
+	c.After, c.Bytes = hex.EncodeToString(h.Sum(nil)), n
+	return p.record(c)
+}
+
+// replace renames tmp over rel; a directory at rel (emptied by the
+// deletions that ran first) is removed before.
+func (p *promoter) replace(tmp, rel string) error {
+	if fi, err := p.low.Lstat(rel); err == nil && fi.IsDir() {
+		if err := p.low.Remove(rel); err != nil {
+			_ = p.low.Remove(tmp)
+			return err
+		}
+	}
+	return p.low.Rename(tmp, rel)
+}
+
+// record remembers what a promoted entry left in the upper directory and
+// the workspace: unchanged, it is not listed again.
+func (p *promoter) record(c *StagedChange) error {
+	cur, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(p.s.Lower, filepath.FromSlash(c.Path)))
+	if err != nil {
+		return err
+	}
+	p.cp.After[c.Path] = cur
+	up, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(p.s.Upper, filepath.FromSlash(c.Path)))
+	if err == nil {
+		p.s.st.Promoted[c.Path] = promotedEntry{Upper: up, Lower: cur}
+	}
+	return nil
+}
+
+// keepBefore keeps the workspace entry rel as it is before promotion (a
+// hard link where it can, a copy otherwise) for rewind, and returns the
+// sha256 of a regular file.
+func (p *promoter) keepBefore(rel string) (string, error) {
+	fi, err := p.low.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	dst := filepath.Join(p.before, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return "", err
+	}
+	src := filepath.Join(p.s.Lower, filepath.FromSlash(rel))
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		t, err := p.low.Readlink(rel)
+		if err != nil {
+			return "", err
+		}
+		s := sha256.Sum256([]byte("symlink:" + t))
+		return hex.EncodeToString(s[:]), os.Symlink(t, dst)
+	case !fi.Mode().IsRegular():
+		return "", nil
+	}
+	if os.Link(src, dst) == nil {
+		sum, _, err := hashFile(dst)
+		return sum, err
+	}
+	in, err := p.low.OpenFile(rel, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	_, err = io.Copy(io.MultiWriter(out, h), in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return hex.EncodeToString(h.Sum(nil)), err
+}
+
+// hold moves every held change out of the upper directory into
+// held/<seq>/ (a held parent takes its entries along): the sandbox no
+// longer sees it, and the user can review it.
+func (p *promoter) hold() error {
+	dst := filepath.Join(p.s.State, "held", fmt.Sprint(p.cp.Seq))
+	moved := map[string]bool{}
+	for _, c := range p.cp.Changes {
+		if c.Held == "" {
+			continue
+		}
+		if insideMoved(c.Path, moved) {
+			continue
+		}
+		up := filepath.Join(p.s.Upper, filepath.FromSlash(c.Path))
+		st, err := fstree.Lstat(unix.AT_FDCWD, up)
+		if err != nil {
+			continue // a deletion below a deleted directory: nothing in upper
+		}
+		if st.Whiteout() || c.Change == "deleted" {
+			// The deletion is held: the sandbox sees the workspace entry
+			// again.
+			if err := os.Remove(up); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("holding %s: %w", c.Path, err)
+			}
+			continue
+		}
+		to := filepath.Join(dst, filepath.FromSlash(c.Path))
+		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+			return fmt.Errorf("holding %s: %w", c.Path, err)
+		}
+		if err := os.Rename(up, to); err != nil {
+			// Another filesystem: the record keeps the list only.
+			d, derr := unix.Open(filepath.Dir(up), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if derr != nil {
+				return fmt.Errorf("holding %s: %w", c.Path, derr)
+			}
+			err = fstree.RemoveAll(d, filepath.Base(up))
+			unix.Close(d)
+			if err != nil {
+				return fmt.Errorf("holding %s: %w", c.Path, err)
+			}
+		}
+		moved[c.Path] = true
+		delete(p.s.st.Promoted, c.Path)
+	}
+	return nil
+}
+
+func insideMoved(rel string, moved map[string]bool) bool {
+	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+		if moved[d] {
+			return true
+		}
+	}
+	return false
+}
+
+// tmpName is the temporary name a promoted file is written under, in
+// the directory it goes to.
+func tmpName(rel string, seq int) string {
+	dir, name := path.Split(rel)
+	t := fmt.Sprintf(".%s.agentbox-%d", name, seq)
+	if len(t) > 255 {
+		t = t[:255]
+	}
+	return dir + t
+}

@@ -1,0 +1,355 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/agentbox/agentbox/internal/fstree"
+	"golang.org/x/sys/unix"
+)
+
+// Change types (StagedChange.Type).
+const (
+	TypeFile    = "file"
+	TypeDir     = "dir"
+	TypeSymlink = "symlink"
+	TypeSpecial = "special"
+)
+
+// StagedChange is one change the sandbox staged in an overlay upper
+// directory, with the host's decision about it.
+type StagedChange struct {
+	Path   string `json:"path"`
+	Change string `json:"change"` // added | modified | deleted | mode
+	Type   string `json:"type"`
+	// Held is the rule that keeps the change from the workspace ("" =
+	// promoted): a policy rule (files.write.deny[N]), a hazard:* rule,
+	// conflict or disk-full. Why says it in words.
+	Held     string `json:"held,omitempty"`
+	Why      string `json:"why,omitempty"`
+	Before   string `json:"sha256_before,omitempty"`
+	After    string `json:"sha256_after,omitempty"`
+	Bytes    int64  `json:"bytes"`
+	SetIDCut bool   `json:"setid_cleared,omitempty"`
+
+	upper fstree.Stamp
+	opq   bool // an opaque directory (hides the lower one)
+	gone  bool // the lower entry at Path is a directory whose entries go
+}
+
+// WriteDecider decides a change at a workspace-relative path by the
+// policy's files.write rules: denied, and the rule ("files.write.deny[0]");
+// explicit says an allow rule names the path itself (a host hazard is
+// then promoted). nil allows everything the hazards allow.
+type WriteDecider func(rel string) (denied bool, rule string, explicit bool)
+
+// Stage is a staged workspace: the sandbox writes to Upper, an overlay's
+// upper directory over the workspace Lower; trusted host code lists the
+// changes there (cost ∝ Upper, never ∝ Lower), decides each one and
+// promotes the allowed ones (Promote) or keeps them for review. Its
+// records live in State.
+type Stage struct {
+	Upper, Lower, State string
+	Decide              WriteDecider
+	st                  stageState
+}
+
+// OpenStage opens (or creates) the staging records in state for the
+// upper directory upper over the workspace lower.
+func OpenStage(upper, lower, state string, decide WriteDecider) (*Stage, error) {
+	s := &Stage{Upper: upper, Lower: lower, State: state, Decide: decide}
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the staging records: %w", err)
+	}
+	if err := s.load(); err != nil {
+		return nil, err
+	}
+	if s.st.Since == 0 {
+		since, err := clockProbe(state)
+		if err != nil {
+			return nil, err
+		}
+		s.st.Since = since
+		if err := s.save(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// List reads the upper directory and decides every change it holds that
+// was not promoted yet. Nothing is written. The walk goes through
+// directory descriptors of the host's own: nothing the sandbox does to
+// the upper directory (permissions, depth, symlinks, special files) can
+// hide an entry; what cannot be read makes the list fail.
+func (s *Stage) List() ([]StagedChange, error) {
+	ownGit := false
+	if st, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(s.Lower, ".git")); err == nil && st.IsDir() {
+		ownGit = true
+	}
+	l := &lister{s: s, ownGit: ownGit, gitDirs: map[string]bool{}}
+	res, err := fstree.Walk(s.Upper, fstree.Options{Sorted: true}, l.visit)
+	if err != nil {
+		return nil, fmt.Errorf("reading the staged changes in %s: %w", s.Upper, err)
+	}
+	if res.Incomplete != "" {
+		return nil, fmt.Errorf("reading the staged changes in %s: %s; nothing was promoted", s.Upper, res.Incomplete)
+	}
+	if l.err != nil {
+		return nil, l.err
+	}
+	if err := l.expandDeletions(); err != nil {
+		return nil, err
+	}
+	sort.Slice(l.out, func(i, j int) bool { return l.out[i].Path < l.out[j].Path })
+	for i := range l.out {
+		l.decide(&l.out[i])
+	}
+	return l.out, nil
+}
+
+type lister struct {
+	s       *Stage
+	ownGit  bool
+	out     []StagedChange
+	gitDirs map[string]bool // merged-view directories already checked: is it a git dir?
+	err     error
+}
+
+func (l *lister) visit(e *fstree.Entry) bool {
+	low, lerr := fstree.Lstat(unix.AT_FDCWD, filepath.Join(l.s.Lower, filepath.FromSlash(e.Rel)))
+	inLower := lerr == nil
+	if lerr != nil && !errors.Is(lerr, unix.ENOENT) && !errors.Is(lerr, unix.ENOTDIR) {
+		l.err = fmt.Errorf("reading the workspace at %s: %w", e.Rel, lerr)
+		return false
+	}
+	if p, ok := l.s.st.Promoted[e.Rel]; ok && !fstree.Changed(p.Upper, e.Stamp) && (!inLower || !fstree.Changed(p.Lower, low) || e.IsDir()) {
+		return true // promoted already, untouched since
+	}
+	c := StagedChange{Path: e.Rel, Type: typeOf(e.Stamp), upper: e.Stamp, Bytes: e.Size}
+	switch {
+	case e.Whiteout():
+		if !inLower {
+			return false
+		}
+		c.Change, c.Type, c.Bytes, c.gone = "deleted", typeOf(low), low.Size, low.IsDir()
+	case e.IsDir():
+		c.opq = opaque(e.Dirfd, e.Name)
+		switch {
+		case !inLower:
+			c.Change = "added"
+		case !low.IsDir():
+			c.Change = "modified" // a file replaced by a directory
+		case c.opq:
+			c.Change, c.gone = "modified", true // its old entries are gone
+		case low.Mode != e.Mode:
+			c.Change = ChangeMode
+		default:
+			return true // only copied up for an entry below
+		}
+	default:
+		switch {
+		case !inLower:
+			c.Change = "added"
+		case l.s.sameAsLower(e, low):
+			if low.Mode == e.Mode {
+				return true
+			}
+			c.Change = ChangeMode
+		default:
+			c.Change, c.gone = "modified", low.IsDir()
+		}
+	}
+	l.out = append(l.out, c)
+	return true
+}
+
+// expandDeletions lists, for each change that removes a workspace
+// directory's entries (a deleted directory, an opaque one, a directory
+// replaced by a file), every entry below it as deleted, so that each is
+// decided on its own (cost: the deleted subtree).
+func (l *lister) expandDeletions() error {
+	seen := map[string]bool{}
+	for _, c := range l.out {
+		seen[c.Path] = true
+	}
+	n := len(l.out)
+	for i := 0; i < n; i++ {
+		c := l.out[i]
+		if !c.gone {
+			continue
+		}
+		res, err := fstree.Walk(filepath.Join(l.s.Lower, filepath.FromSlash(c.Path)), fstree.Options{}, func(e *fstree.Entry) bool {
+			rel := c.Path + "/" + e.Rel
+			if c.opq {
+				if st, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(l.s.Upper, filepath.FromSlash(rel))); err == nil && !st.Whiteout() {
+					return true // listed (or unchanged) by the upper walk
+				}
+			}
+			if !seen[rel] {
+				seen[rel] = true
+				l.out = append(l.out, StagedChange{Path: rel, Change: "deleted", Type: typeOf(e.Stamp), Bytes: e.Size})
+			}
+			return true
+		})
+		if err != nil && !errors.Is(err, fstree.ErrNotDir) {
+			return fmt.Errorf("reading the workspace below %s: %w", c.Path, err)
+		}
+		if res.Incomplete != "" {
+			return fmt.Errorf("reading the workspace below %s: %s; nothing was promoted", c.Path, res.Incomplete)
+		}
+	}
+	return nil
+}
+
+// sameAsLower reports whether the upper regular file or symlink e holds
+// the lower one's content (copied up for a chmod or touch).
+func (s *Stage) sameAsLower(e *fstree.Entry, low fstree.Stamp) bool {
+	if low.Type() != e.Type() || low.Size != e.Size {
+		return false
+	}
+	up := filepath.Join(s.Upper, filepath.FromSlash(e.Rel))
+	lo := filepath.Join(s.Lower, filepath.FromSlash(e.Rel))
+	if e.IsSymlink() {
+		a, err1 := os.Readlink(up)
+		b, err2 := os.Readlink(lo)
+		return err1 == nil && err2 == nil && a == b
+	}
+	if !e.IsRegular() {
+		return false
+	}
+	a, _, err1 := hashFile(up)
+	b, _, err2 := hashFile(lo)
+	return err1 == nil && err2 == nil && a == b
+}
+
+// decide fills c.Held: a held parent, the host hazards, then the policy.
+func (l *lister) decide(c *StagedChange) {
+	for _, o := range l.out {
+		if o.Held != "" && o.Type == TypeDir && o.Change != "deleted" && strings.HasPrefix(c.Path, o.Path+"/") {
+			c.Held, c.Why = HazardParent, o.Path+" is held"
+			return
+		}
+	}
+	explicit := false
+	if l.s.Decide != nil {
+		denied, rule, exp := l.s.Decide(c.Path)
+		if denied {
+			c.Held, c.Why = rule, "files.write denies it"
+			return
+		}
+		explicit = exp
+	}
+	rule, why := l.hazard(c)
+	if rule != "" && !(explicit && rule != HazardSpecial && rule != HazardParent) {
+		c.Held, c.Why = rule, why
+	}
+}
+
+// hazard is the host hazard of a change ("" when none).
+func (l *lister) hazard(c *StagedChange) (string, string) {
+	if rule, why := pathHazard(c.Path, l.ownGit); rule != "" {
+		return rule, why
+	}
+	if c.Change != "deleted" {
+		up := filepath.Join(l.s.Upper, filepath.FromSlash(c.Path))
+		switch c.Type {
+		case TypeSpecial:
+			return HazardSpecial, "a FIFO, socket or device node"
+		case TypeSymlink:
+			if t, err := os.Readlink(up); err != nil || symlinkOutside(c.Path, t) {
+				return HazardSymlink, "a symlink pointing outside the workspace"
+			}
+		case TypeFile:
+			if gitdirFile(up) {
+				return HazardGitRepo, "a gitdir: link to a git repository"
+			}
+		}
+	}
+	// A directory above the change that the sandbox's view makes a git
+	// repository (the workspace root included), when the change is one of
+	// the entries git reads there.
+	for d := path.Dir(c.Path); ; d = path.Dir(d) {
+		first := c.Path
+		if d != "." {
+			first = strings.TrimPrefix(c.Path, d+"/")
+		}
+		first, _, _ = strings.Cut(first, "/")
+		if gitEntries[first] && !(l.ownGit && d == ".git") && l.isGitDir(d) {
+			return HazardGitRepo, fmt.Sprintf("%s would be a git repository (HEAD, objects/, refs/)", d)
+		}
+		if d == "." {
+			return "", ""
+		}
+	}
+}
+
+// gitEntries are the entries git reads in a repository directory.
+var gitEntries = map[string]bool{
+	"HEAD": true, "objects": true, "refs": true, "commondir": true, "config": true, "hooks": true,
+	"info": true, "packed-refs": true, "worktrees": true, "modules": true, "gitdir": true,
+	"index": true, "config.worktree": true, "logs": true,
+}
+
+// isGitDir reports whether the directory d of the sandbox's view (upper
+// over lower) is one git would open as a repository: HEAD with objects/
+// and refs/, or HEAD with a commondir file.
+func (l *lister) isGitDir(d string) bool {
+	if v, ok := l.gitDirs[d]; ok {
+		return v
+	}
+	has := func(name string, dir bool) bool {
+		rel := path.Join(d, name)
+		if st, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(l.s.Upper, filepath.FromSlash(rel))); err == nil {
+			return !st.Whiteout() && st.IsDir() == dir
+		}
+		st, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(l.s.Lower, filepath.FromSlash(rel)))
+		return err == nil && st.IsDir() == dir
+	}
+	v := has("HEAD", false) && (has("objects", true) && has("refs", true) || has("commondir", false))
+	l.gitDirs[d] = v
+	return v
+}
+
+// gitdirFile reports a regular file that starts with "gitdir:" (a .git
+// file's link to a repository).
+func gitdirFile(p string) bool {
+	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 16)
+	n, _ := f.Read(b)
+	return strings.HasPrefix(strings.TrimLeft(string(b[:n]), " \t\r\n"), "gitdir:")
+}
+
+func typeOf(st fstree.Stamp) string {
+	switch {
+	case st.IsRegular():
+		return TypeFile
+	case st.IsDir():
+		return TypeDir
+	case st.IsSymlink():
+		return TypeSymlink
+	}
+	return TypeSpecial
+}
+
+// opaque reports an overlay opaque directory (user.* with userxattr,
+// trusted.* otherwise).
+func opaque(dirfd int, name string) bool {
+	p := fmt.Sprintf("/proc/self/fd/%d/%s", dirfd, name)
+	buf := make([]byte, 8)
+	for _, x := range []string{"user.overlay.opaque", "trusted.overlay.opaque"} {
+		if n, err := unix.Lgetxattr(p, x, buf); err == nil && n > 0 && (buf[0] == 'y' || buf[0] == 'x') {
+			return true
+		}
+	}
+	return false
+}
