@@ -139,6 +139,29 @@ func TestTamperCorpus(t *testing.T) {
 					expect = head
 				}
 				rep := verifyBytes(t, c.mutate(append([]string{}, orig...)), keyKeyed(keyed), expect)
+				// Without a key the line before a deletion is unconfirmed
+				// (it may have been edited too); with a key its MAC
+				// vouches for it.
+				wantUnconfirmed := !keyed && c.kind == DamageDeleted && c.line > 1
+				var rest []Damage
+				gotUnconfirmed := false
+				for _, d := range rep.Damage {
+					if d.Kind == DamageUnconfirmed {
+						gotUnconfirmed = gotUnconfirmed || d.Line == c.line-1
+						if !wantUnconfirmed {
+							t.Errorf("spurious %s", d)
+						}
+						continue
+					}
+					rest = append(rest, d)
+				}
+				if wantUnconfirmed != gotUnconfirmed {
+					t.Errorf("line %d unconfirmed: got %v, want %v\n%s", c.line-1, gotUnconfirmed, wantUnconfirmed, rep)
+				}
+				rep.Damage = rest
+				if len(rest) > 0 {
+					rep.First = &rest[0]
+				}
 				kind, line := c.kind, c.line
 				if keyed && c.keyedKind != "" {
 					kind, line = c.keyedKind, c.keyedLine

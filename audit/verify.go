@@ -23,19 +23,24 @@ const (
 	DamageMalformed  = "malformed"   // not a record at all
 	DamageTailCut    = "tail_cut"    // the expected head is gone: records were cut from the end
 	DamageCheckpoint = "checkpoint"  // the log no longer extends a checkpoint taken earlier
+	// DamageUnconfirmed: without a key, a line whose successor is missing
+	// (deleted) has nothing vouching for its content: it may have been
+	// edited too, which the hash chain alone cannot tell.
+	DamageUnconfirmed = "unconfirmed"
 )
 
 var damageText = map[string]string{
-	DamageEdited:     "record edited",
-	DamageInserted:   "record inserted",
-	DamageDeleted:    "record(s) deleted",
-	DamageReordered:  "records reordered",
-	DamageTruncated:  "record truncated",
-	DamageBadMAC:     "MAC mismatch",
-	DamageMissingMAC: "MAC missing",
-	DamageMalformed:  "malformed record",
-	DamageTailCut:    "records cut from the end",
-	DamageCheckpoint: "checkpoint not extended",
+	DamageEdited:      "record edited",
+	DamageInserted:    "record inserted",
+	DamageDeleted:     "record(s) deleted",
+	DamageReordered:   "records reordered",
+	DamageTruncated:   "record truncated",
+	DamageBadMAC:      "MAC mismatch",
+	DamageMissingMAC:  "MAC missing",
+	DamageMalformed:   "malformed record",
+	DamageTailCut:     "records cut from the end",
+	DamageCheckpoint:  "checkpoint not extended",
+	DamageUnconfirmed: "record unconfirmed",
 }
 
 // maxDamage bounds VerifyReport.Damage; DamageCount counts them all.
@@ -195,6 +200,9 @@ func (v *verifier) finish() VerifyReport {
 	if v.pend != nil {
 		v.addDamage(v.pend(nil))
 		v.pend = nil
+	}
+	for _, u := range v.unconfirmed {
+		v.addDamage(Damage{Line: u.n, Kind: DamageUnconfirmed, Detail: "the record after it is missing and no line's prev names this one: nothing vouches for its content, it may have been edited (a key would prove it)"})
 	}
 	rep := v.rep
 	if v.p1.ok {

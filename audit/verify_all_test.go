@@ -25,6 +25,9 @@ func TestVerifyListsEveryDamage(t *testing.T) {
 			rest = append(rest[:15:15], rest[16:]...)
 			rep := verifyBytes(t, joinLines(rest), keyKeyed(keyed), "")
 			want := map[int]string{3: DamageTruncated, 12: DamageEdited, 16: DamageDeleted}
+			if !keyed {
+				want[15] = DamageUnconfirmed // nothing vouches for the line before the deleted one
+			}
 			got := map[int]string{}
 			for _, d := range rep.Damage {
 				if d.Kind == DamageBadMAC || d.Kind == DamageMissingMAC {
@@ -52,6 +55,38 @@ func TestVerifyListsEveryDamage(t *testing.T) {
 			var back VerifyReport
 			if err := json.Unmarshal(b, &back); err != nil || len(back.Damage) != len(rep.Damage) {
 				t.Fatalf("json: %v %s", err, b)
+			}
+		})
+	}
+}
+
+// Issue 27 item 4: in an unkeyed log, editing record N and deleting record
+// N+1 reports both lines (each judged on its own content and its link);
+// with a key the edit is a bad MAC.
+func TestVerifyEditNextToDeletion(t *testing.T) {
+	for _, keyed := range []bool{false, true} {
+		t.Run(fmt.Sprint("keyed=", keyed), func(t *testing.T) {
+			l := readLines(t, sampleLog(t, Options{Key: keyKeyed(keyed)}))
+			l[5] = strings.Replace(l[5], `"decision":"allow"`, `"decision":"deny"`, 1)
+			if !strings.Contains(l[5], `"deny"`) {
+				t.Fatalf("line 6 has no allow decision: %s", l[5])
+			}
+			l = append(l[:6:6], l[7:]...) // delete record 7
+			rep := verifyBytes(t, joinLines(l), keyKeyed(keyed), "")
+			edit := DamageUnconfirmed
+			if keyed {
+				edit = DamageBadMAC
+			}
+			if !hasDamage(rep, 6, edit) || !hasDamage(rep, 7, DamageDeleted) || rep.First.Line != 6 {
+				t.Fatalf("want line 6 %s and line 7 deleted:\n%s", edit, rep)
+			}
+			// A deletion alone is reported the same way without a key: the
+			// chain cannot tell whether line 6 was also edited.
+			pure := readLines(t, sampleLog(t, Options{Key: keyKeyed(keyed)}))
+			pure = append(pure[:6:6], pure[7:]...)
+			rep = verifyBytes(t, joinLines(pure), keyKeyed(keyed), "")
+			if hasDamage(rep, 6, DamageUnconfirmed) == keyed || !hasDamage(rep, 7, DamageDeleted) {
+				t.Fatalf("pure deletion:\n%s", rep)
 			}
 		})
 	}

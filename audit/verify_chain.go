@@ -55,6 +55,10 @@ type verifier struct {
 
 	sess  map[string]uint8
 	order []string
+
+	// Without a key: lines whose successor went missing, until a later
+	// line's prev names them (see DamageUnconfirmed).
+	unconfirmed []link
 }
 
 var genesisHex = []byte(GenesisPrev)
@@ -110,6 +114,14 @@ func (v *verifier) add(l rawLine) {
 		}
 	}
 
+	if cur.prevOK && len(v.unconfirmed) > 0 {
+		for i, u := range v.unconfirmed {
+			if u.hex == cur.prev {
+				v.unconfirmed = append(v.unconfirmed[:i], v.unconfirmed[i+1:]...)
+				break
+			}
+		}
+	}
 	switch {
 	case v.pend != nil:
 		// The pending line is classified by this one; the chain resumes
@@ -229,6 +241,9 @@ func (v *verifier) check(cur *link, l rawLine) {
 	case cur.seq == p1.seq+1:
 		v.addDamage(Damage{Line: p1.n, Kind: DamageEdited, Detail: fmt.Sprintf("hash chain broken: line %d's prev does not match this line", cur.n)})
 	case cur.seq > p1.seq+1:
+		if v.mac == nil && p1.parsed && len(v.unconfirmed) < maxDamage {
+			v.unconfirmed = append(v.unconfirmed, p1)
+		}
 		v.setDeleted(cur, p1.seq+1, cur.seq-1, fmt.Sprintf("seq jumps from %d to %d: %d record(s) missing before this line", p1.seq, cur.seq, cur.seq-p1.seq-1))
 	case cur.seq == p1.seq:
 		p := p1
