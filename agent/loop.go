@@ -464,12 +464,6 @@ func planOf(step int, resp Response) []string {
 	return steps
 }
 
-// IsSandboxFailure reports whether err means the sandbox could not go on
-// (exit code 125).
-func IsSandboxFailure(err error) bool {
-	return errors.Is(err, sandbox.ErrExecutor) || errors.Is(err, sandbox.ErrUnavailable)
-}
-
 // LimitHints are the "what to do" of the errors of a run stopped by a
 // limit.
 type LimitHints struct {

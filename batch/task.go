@@ -13,14 +13,13 @@ import (
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/session"
 )
 
-// Exit codes of a task, as `agentbox run` would exit (DESIGN.md).
+// Exit codes of a task, as `agentbox run` would exit (session.ExitCode).
 const (
-	exitOK          = 0
-	exitFailed      = 1
-	exitLimit       = 3
-	exitUnavailable = 125
+	exitFailed      = session.ExitFailed
+	exitUnavailable = session.ExitUnavailable
 )
 
 // maxLogBytes caps the log excerpt kept per task.
@@ -74,7 +73,7 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 	l.Tokens = res.PromptTokens + res.CompletionTokens
 	l.FilesChanged = res.FilesChanged
 	l.Error = res.Error
-	l.Exit = exitFor(res.Status, runErr)
+	l.Exit = session.ExitCode(res.Status, runErr)
 	if msg := b.brk.observe(t, runErr, l.Tokens); msg != "" {
 		b.prog.notice(msg)
 	}
@@ -138,18 +137,6 @@ func (b *batcher) agentRun(ctx context.Context, p *prepared) (agent.Result, stri
 		TaskID: t.ID, Hints: b.limitHints(t, pol),
 	})
 	return res, log.String(), ev.denied(), err
-}
-
-func exitFor(status string, err error) int {
-	switch {
-	case status == agent.StatusOK:
-		return exitOK
-	case status == agent.StatusStepLimit, status == agent.StatusTimeout:
-		return exitLimit
-	case agent.IsSandboxFailure(err):
-		return exitUnavailable
-	}
-	return exitFailed
 }
 
 // counting forwards events and counts denied tool calls.

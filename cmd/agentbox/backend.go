@@ -11,10 +11,11 @@ import (
 )
 
 // backend is what the CLI needs of a sandbox backend: sessions through
-// sandbox.Runtime, removal of sandboxes whose owner is gone, and closing
-// every session it started.
+// sandbox.Runtime, its capabilities, removal of sandboxes whose owner is
+// gone, and closing every session it started.
 type backend interface {
 	sandbox.Runtime
+	sandbox.Capable
 	GC(ctx context.Context) ([]sandbox.Removed, error)
 	Close(ctx context.Context) error
 }
@@ -24,11 +25,24 @@ var (
 	_ backend = (*kubernetes.Runtime)(nil)
 )
 
-// Backends.
-const (
-	backendDocker     = "docker"
-	backendKubernetes = "kubernetes"
-)
+// backendDef is one selectable backend: what it can do (known before
+// connecting), how to connect, and its doctor. This table is the only
+// place the CLI knows backends by name; everything else decides by
+// capabilities.
+type backendDef struct {
+	caps    sandbox.Capabilities
+	connect func(c *cli.Context) (backend, error)
+	doctor  func(c *cli.Context) error
+}
+
+var backends = map[string]backendDef{
+	"docker": {caps: docker.Caps(), doctor: doctorDocker,
+		connect: func(c *cli.Context) (backend, error) { return docker.Connect(c.Context) }},
+	"kubernetes": {caps: kubernetes.Caps(), doctor: doctorKubernetes,
+		connect: func(c *cli.Context) (backend, error) {
+			return kubernetes.Connect(c.Context, kubernetes.Options{Namespace: c.String("namespace")})
+		}},
+}
 
 // backendFlags select the backend: run, exec, batch, mcp, gc and doctor
 // take them.
@@ -39,40 +53,42 @@ func backendFlags() []cli.Flag {
 	}
 }
 
-// backendName is the chosen backend, checked.
-func backendName(c *cli.Context) (string, error) {
-	switch v := c.String("backend"); v {
-	case "", backendDocker:
-		return backendDocker, nil
-	case backendKubernetes, "k8s":
-		return backendKubernetes, nil
-	default:
-		return "", usageError{fmt.Errorf("--backend %q: want docker or kubernetes", v)}
+// chosenBackend is the backend --backend selects, checked.
+func chosenBackend(c *cli.Context) (backendDef, error) {
+	v := c.String("backend")
+	switch v {
+	case "":
+		v = "docker"
+	case "k8s":
+		v = "kubernetes"
 	}
+	def, ok := backends[v]
+	if !ok {
+		return backendDef{}, usageError{fmt.Errorf("--backend %q: want docker or kubernetes", c.String("backend"))}
+	}
+	return def, nil
 }
 
-// onKubernetes reports whether the command runs on the Kubernetes backend
-// (an invalid --backend is reported by withRuntime).
-func onKubernetes(c *cli.Context) bool {
-	name, err := backendName(c)
-	return err == nil && name == backendKubernetes
+// capabilities of the chosen backend (an invalid --backend is reported by
+// withRuntime: the default's).
+func capabilities(c *cli.Context) sandbox.Capabilities {
+	def, err := chosenBackend(c)
+	if err != nil {
+		return docker.Caps()
+	}
+	return def.caps
 }
 
 // withRuntime connects to the backend, runs fn with it and guarantees that
 // every sandbox it started is removed when fn returns, on an error, or on
-// SIGINT/SIGTERM (on Kubernetes after its changes came back).
+// SIGINT/SIGTERM (when the workspace lives in the sandbox, after its
+// changes came back).
 func withRuntime(c *cli.Context, fn func(rt backend) error) error {
-	name, err := backendName(c)
+	def, err := chosenBackend(c)
 	if err != nil {
 		return err
 	}
-	var rt backend
-	switch name {
-	case backendKubernetes:
-		rt, err = kubernetes.Connect(c.Context, kubernetes.Options{Namespace: c.String("namespace")})
-	default:
-		rt, err = docker.Connect(c.Context)
-	}
+	rt, err := def.connect(c)
 	if err != nil {
 		return exitWith(errorExitCode(err), err)
 	}

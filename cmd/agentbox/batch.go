@@ -105,6 +105,7 @@ func batchAction(c *cli.Context) error {
 		return err
 	}
 	defer log.Close()
+	caps := capabilities(c)
 	mc := agent.ConfigFromEnv(os.Getenv)
 	if v := c.String("model"); v != "" {
 		mc.Model = v
@@ -117,7 +118,7 @@ func batchAction(c *cli.Context) error {
 		NoPool: c.Bool("no-pool"), PoolSize: c.Int("pool"), Resume: c.Bool("resume"), RetryFailed: c.Bool("retry-failed"),
 		Sandbox: batch.Overrides{Image: c.String("image"), Network: sandbox.NetworkMode(c.String("network")), ExecutorPath: c.String("executor")},
 		Policy:  def, Audit: log, Approver: appr, Model: mc, MaxSteps: c.Int("max-steps"), Timeout: c.Duration("timeout"),
-		Version: agentbox.Version, MaxCopyBytes: maxCopy, NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off" || onKubernetes(c), Progress: c.App.ErrWriter,
+		Version: agentbox.Version, MaxCopyBytes: maxCopy, NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off" || !caps.OverlayStaging || caps.CopyOverChannel, Progress: c.App.ErrWriter,
 		TTY: isTerminal(os.Stderr) && os.Getenv("TERM") != "dumb", Width: func() int { return termWidth(os.Stderr) },
 	}
 	var events *batch.JSONEvents
@@ -125,9 +126,7 @@ func batchAction(c *cli.Context) error {
 		events = &batch.JSONEvents{W: c.App.Writer}
 		cfg.Events, cfg.Quiet = events, true
 	}
-	if onKubernetes(c) {
-		cfg.DiskInSandbox = k8sDiskBound
-	}
+	cfg.DiskInSandbox = caps.DiskBound
 	if root, err := batch.DefaultWorkRoot(os.Getenv); err == nil {
 		cfg.WorkRoot = root
 	}

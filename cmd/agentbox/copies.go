@@ -22,17 +22,13 @@ func newCopy(p *policy.Policy, cfg *sandbox.Config) (*workspace.Copy, error) {
 	return newCopyWith(p, cfg, os.Getenv("AGENTBOX_OVERLAY") == "off")
 }
 
-// k8sDiskBound says where the Kubernetes backend bounds a session's writes.
-const k8sDiskBound = "bounded in the pod: the workspace emptyDir's sizeLimit and the executor's own count"
-
-// newCopyFor is newCopy for the chosen backend: on Kubernetes always a real
-// copy (it travels into the pod over the executor's channel), its bound
-// enforced in the pod.
-func newCopyFor(c *cli.Context, p *policy.Policy, cfg *sandbox.Config) (*workspace.Copy, error) {
-	if !onKubernetes(c) {
+// newCopyFor is newCopy on a backend with caps: a backend that carries the
+// copy over its channel gets a real copy, bounded where the backend says.
+func newCopyFor(caps sandbox.Capabilities, p *policy.Policy, cfg *sandbox.Config) (*workspace.Copy, error) {
+	if caps.OverlayStaging && !caps.CopyOverChannel {
 		return newCopy(p, cfg)
 	}
-	return newCopyOpts(p, cfg, workspace.CopyOptions{NoOverlay: true, NoOverlayWhy: "--backend kubernetes: the copy is sent into the pod", BoundInSandbox: k8sDiskBound})
+	return newCopyOpts(p, cfg, workspace.CopyOptions{NoOverlay: true, NoOverlayWhy: "the " + caps.Backend + " backend sends the copy into the sandbox", BoundInSandbox: caps.DiskBound})
 }
 
 func newCopyWith(p *policy.Policy, cfg *sandbox.Config, noOverlay bool) (*workspace.Copy, error) {
@@ -57,18 +53,19 @@ func newCopyOpts(p *policy.Policy, cfg *sandbox.Config, o workspace.CopyOptions)
 	return cp, nil
 }
 
-// k8sCopy is the copy an exec or mcp session works on with --backend
-// kubernetes, which never mounts the host's workspace: rw becomes a copy
-// whose changes wait for review (nil for ro, and on Docker).
-func k8sCopy(c *cli.Context, p *policy.Policy, cfg *sandbox.Config) (*workspace.Copy, error) {
-	if !onKubernetes(c) || cfg.WorkspaceMode == sandbox.WorkspaceRO {
+// implicitCopy is the copy an exec or mcp session works on when the
+// backend never mounts the host's workspace: rw becomes a copy whose
+// changes wait for review (nil for ro, and where host paths are mounted).
+func implicitCopy(c *cli.Context, p *policy.Policy, cfg *sandbox.Config) (*workspace.Copy, error) {
+	caps := capabilities(c)
+	if caps.HostMounts || cfg.WorkspaceMode == sandbox.WorkspaceRO {
 		return nil, nil
 	}
-	cp, err := newCopyFor(c, p, cfg)
+	cp, err := newCopyFor(caps, p, cfg)
 	if err != nil {
 		return nil, exitWith(errorExitCode(err), err)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "--backend kubernetes: working on a copy of the workspace (session %s); its changes come back for review (agentbox changes / apply)\n", cp.Session)
+	fmt.Fprintf(c.App.ErrWriter, "the %s backend does not mount the workspace: working on a copy of it (session %s); its changes come back for review (agentbox changes / apply)\n", caps.Backend, cp.Session)
 	return cp, nil
 }
 

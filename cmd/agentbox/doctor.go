@@ -23,77 +23,81 @@ func doctorCommand() *cli.Command {
 			&cli.StringFlag{Name: "executor", Hidden: true, EnvVars: []string{"AGENTBOX_EXECUTOR"}},
 		),
 		Action: func(c *cli.Context) error {
-			if _, err := backendName(c); err != nil {
+			def, err := chosenBackend(c)
+			if err != nil {
 				return err
 			}
-			if onKubernetes(c) {
-				return doctorKubernetes(c)
-			}
-			w := c.App.Writer
-			bad := 0
-			check := func(name string, err error, okMsg string) {
-				if err != nil {
-					bad++
-					fmt.Fprintf(w, "FAIL  %-14s %v\n", name, err)
-					return
-				}
-				fmt.Fprintf(w, "ok    %-14s %s\n", name, okMsg)
-			}
-			exe, err := sandbox.ExecutorBinary(c.String("executor"))
-			check("binary", err, exe+" is static")
-			rt, err := docker.Connect(c.Context)
-			if err != nil {
-				check("engine", err, "")
-				return exitWith(exitUnavailable, fmt.Errorf("%d check(s) failed", bad))
-			}
-			defer rt.Close(context.WithoutCancel(c.Context))
-			for _, ch := range rt.Doctor(c.Context, c.String("image")) {
-				if ch.Note {
-					fmt.Fprintf(w, "note  %-14s %s\n", ch.Name, ch.OK)
-					continue
-				}
-				check(ch.Name, ch.Err, ch.OK)
-			}
-			if store, err := workspace.DefaultStore(os.Getenv); err == nil {
-				copies, disk := workspace.Capabilities(store)
-				fmt.Fprintf(w, "note  %-14s %s\n", "copies", copies)
-				fmt.Fprintf(w, "note  %-14s copy mode and batch: %s\n", "disk bound", disk)
-			}
-			fmt.Fprintf(w, "note  %-14s rw mode cannot bound what the agent writes: it writes the workspace's own filesystem; on shared servers use --workspace-mode copy\n", "disk bound")
-			if bad == 0 {
-				ws, _ := os.MkdirTemp("", "agentbox-doctor-")
-				defer os.RemoveAll(ws)
-				start := time.Now()
-				err := func() error {
-					ctx, cancel := context.WithTimeout(c.Context, 2*time.Minute)
-					defer cancel()
-					s, err := rt.Start(ctx, sandbox.Config{Image: c.String("image"), Workspace: ws, ExecutorPath: c.String("executor")})
-					if err != nil {
-						return err
-					}
-					defer s.Close(ctx)
-					res, err := s.Exec(ctx, sandbox.ExecRequest{Command: "true", Timeout: 10 * time.Second})
-					if err == nil && res.ExitCode != 0 {
-						err = fmt.Errorf("`true` exited %d", res.ExitCode)
-					}
-					return err
-				}()
-				check("sandbox", err, fmt.Sprintf("started a hardened sandbox and ran a command in %s", time.Since(start).Round(time.Millisecond)))
-				for _, name := range proxyRuntimes(c.Context, rt) {
-					label := "proxy"
-					if name != "" {
-						label += "/" + name
-					}
-					check(label, checkProxy(c.Context, rt, c.String("image"), c.String("executor"), name), "the sandbox connects the host-side proxy socket")
-				}
-			}
-			if bad > 0 {
-				return exitWith(exitUnavailable, fmt.Errorf("%d check(s) failed", bad))
-			}
-			fmt.Fprintln(w, "all good")
-			return nil
+			return def.doctor(c)
 		},
 	}
+}
+
+// doctorDocker checks the static binary, the engine, its runtimes and the
+// image, the copies' store, a probe sandbox and the proxy socket.
+func doctorDocker(c *cli.Context) error {
+	w := c.App.Writer
+	bad := 0
+	check := func(name string, err error, okMsg string) {
+		if err != nil {
+			bad++
+			fmt.Fprintf(w, "FAIL  %-14s %v\n", name, err)
+			return
+		}
+		fmt.Fprintf(w, "ok    %-14s %s\n", name, okMsg)
+	}
+	exe, err := sandbox.ExecutorBinary(c.String("executor"))
+	check("binary", err, exe+" is static")
+	rt, err := docker.Connect(c.Context)
+	if err != nil {
+		check("engine", err, "")
+		return exitWith(exitUnavailable, fmt.Errorf("%d check(s) failed", bad))
+	}
+	defer rt.Close(context.WithoutCancel(c.Context))
+	for _, ch := range rt.Doctor(c.Context, c.String("image")) {
+		if ch.Note {
+			fmt.Fprintf(w, "note  %-14s %s\n", ch.Name, ch.OK)
+			continue
+		}
+		check(ch.Name, ch.Err, ch.OK)
+	}
+	if store, err := workspace.DefaultStore(os.Getenv); err == nil {
+		copies, disk := workspace.Capabilities(store)
+		fmt.Fprintf(w, "note  %-14s %s\n", "copies", copies)
+		fmt.Fprintf(w, "note  %-14s copy mode and batch: %s\n", "disk bound", disk)
+	}
+	fmt.Fprintf(w, "note  %-14s rw mode cannot bound what the agent writes: it writes the workspace's own filesystem; on shared servers use --workspace-mode copy\n", "disk bound")
+	if bad == 0 {
+		ws, _ := os.MkdirTemp("", "agentbox-doctor-")
+		defer os.RemoveAll(ws)
+		start := time.Now()
+		err := func() error {
+			ctx, cancel := context.WithTimeout(c.Context, 2*time.Minute)
+			defer cancel()
+			s, err := rt.Start(ctx, sandbox.Config{Image: c.String("image"), Workspace: ws, ExecutorPath: c.String("executor")})
+			if err != nil {
+				return err
+			}
+			defer s.Close(ctx)
+			res, err := s.Exec(ctx, sandbox.ExecRequest{Command: "true", Timeout: 10 * time.Second})
+			if err == nil && res.ExitCode != 0 {
+				err = fmt.Errorf("`true` exited %d", res.ExitCode)
+			}
+			return err
+		}()
+		check("sandbox", err, fmt.Sprintf("started a hardened sandbox and ran a command in %s", time.Since(start).Round(time.Millisecond)))
+		for _, name := range proxyRuntimes(c.Context, rt) {
+			label := "proxy"
+			if name != "" {
+				label += "/" + name
+			}
+			check(label, checkProxy(c.Context, rt, c.String("image"), c.String("executor"), name), "the sandbox connects the host-side proxy socket")
+		}
+	}
+	if bad > 0 {
+		return exitWith(exitUnavailable, fmt.Errorf("%d check(s) failed", bad))
+	}
+	fmt.Fprintln(w, "all good")
+	return nil
 }
 
 // doctorKubernetes checks the cluster: API, namespace, image on the nodes,

@@ -62,7 +62,7 @@ func execAction(c *cli.Context) error {
 	}
 	defer log.Close()
 	cfg = agent.WithEgress(cfg, p, log)
-	cp, err := k8sCopy(c, p, &cfg)
+	cp, err := implicitCopy(c, p, &cfg)
 	if err != nil {
 		return err
 	}

@@ -18,19 +18,20 @@ import (
 	"github.com/agentbox/agentbox/internal/textutil"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox/executor"
+	"github.com/agentbox/agentbox/session"
 	"github.com/urfave/cli/v2"
 )
 
-// Exit codes (DESIGN.md).
+// Exit codes (DESIGN.md; session owns them).
 const (
-	exitOK          = 0
-	exitFailed      = 1
-	exitUsage       = 2
-	exitLimit       = 3
-	exitTimeout     = 124
-	exitUnavailable = 125
-	exitDenied      = 126
-	exitInterrupted = 130
+	exitOK          = session.ExitOK
+	exitFailed      = session.ExitFailed
+	exitUsage       = session.ExitUsage
+	exitLimit       = session.ExitLimit
+	exitTimeout     = session.ExitTimeout
+	exitUnavailable = session.ExitUnavailable
+	exitDenied      = session.ExitDenied
+	exitInterrupted = session.ExitInterrupted
 )
 
 // exitError carries an exit code up to main. A nil err means "exit with code,

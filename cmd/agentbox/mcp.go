@@ -59,7 +59,7 @@ func mcpCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			cp, err := k8sCopy(c, p, &cfg)
+			cp, err := implicitCopy(c, p, &cfg)
 			if err != nil {
 				return err
 			}

@@ -58,12 +58,11 @@ func runCommand() *cli.Command {
 			if !mode.Valid() {
 				return usageError{fmt.Errorf("--workspace-mode %q: want rw, ro or copy", mode)}
 			}
-			k8s := onKubernetes(c)
-			if k8s && mode == sandbox.WorkspaceRW {
-				if c.IsSet("workspace-mode") {
-					return usageError{errors.New("--backend kubernetes never mounts the host's workspace, so it cannot work on it in place (rw); use --workspace-mode copy: its changes come back for review via `agentbox changes` / `agentbox apply`")}
-				}
-				mode = sandbox.WorkspaceCopy // the policy's default rw: a copy, reviewed after
+			caps := capabilities(c)
+			// Without host mounts the policy's default rw is a copy,
+			// reviewed after; rw asked for by name is refused.
+			if mode, err = caps.Mode(mode, c.IsSet("workspace-mode")); err != nil {
+				return usageError{fmt.Errorf("--workspace-mode: %w", err)}
 			}
 			if c.Bool("apply") && mode != sandbox.WorkspaceCopy {
 				return usageError{errors.New("--apply goes with --workspace-mode copy")}
@@ -105,7 +104,7 @@ func runCommand() *cli.Command {
 			}
 			var cp *workspace.Copy
 			if mode == sandbox.WorkspaceCopy {
-				if cp, err = newCopyFor(c, p, &cfg); err != nil {
+				if cp, err = newCopyFor(caps, p, &cfg); err != nil {
 					return exitWith(errorExitCode(err), err)
 				}
 				if !c.Bool("quiet") {
@@ -125,7 +124,7 @@ func runCommand() *cli.Command {
 			if cp != nil {
 				recordedMode = sandbox.WorkspaceCopy
 			}
-			if !k8s && cfg.User == "" && sandbox.IsRootUser(sandbox.DefaultUser(cfg.Workspace)) && !printer.Quiet {
+			if caps.HostUser && cfg.User == "" && sandbox.IsRootUser(sandbox.DefaultUser(cfg.Workspace)) && !printer.Quiet {
 				printer.Notice("running as root on a workspace root owns: the sandbox runs as uid 0 too, with every capability dropped (set sandbox.user in the policy to change it)")
 			}
 			var before *workspace.SnapshotJob

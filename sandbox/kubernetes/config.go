@@ -19,7 +19,7 @@ const DefaultDiskBytes = int64(2 << 30)
 const fallbackUID = 1000
 
 // ErrRWWorkspace is the refusal of rw on the user's own workspace.
-var errRWWorkspace = fmt.Errorf("%w: --backend kubernetes never mounts the host's workspace, so it cannot work on it in place (rw); use --workspace-mode copy: the pod works on a copy and its changes come back for review via `agentbox changes` / `agentbox apply`", sandbox.ErrConfig)
+var errRWWorkspace = fmt.Errorf("%w: the kubernetes backend never mounts the host's workspace, so it cannot work on it in place (rw); use the copy workspace mode: the pod works on a copy and its changes come back for review via `agentbox changes` / `agentbox apply`", sandbox.ErrConfig)
 
 // checkConfig fills defaults and refuses what a pod cannot enforce.
 func checkConfig(cfg *sandbox.Config) error {
@@ -45,7 +45,7 @@ func checkConfig(cfg *sandbox.Config) error {
 		return fmt.Errorf("%w: workspace mode %q: want rw (on a copy) or ro", sandbox.ErrConfig, cfg.WorkspaceMode)
 	}
 	if cfg.Overlay != nil {
-		return fmt.Errorf("%w: --backend kubernetes works on a real copy of the workspace, not an overlay (internal: make the copy with NoOverlay)", sandbox.ErrConfig)
+		return fmt.Errorf("%w: the kubernetes backend works on a real copy of the workspace, not an overlay (internal: make the copy with NoOverlay)", sandbox.ErrConfig)
 	}
 	switch cfg.Network {
 	case "":
@@ -91,12 +91,12 @@ func podUser(user string) (uid, gid int64, err error) {
 	u, g, hasGroup := strings.Cut(user, ":")
 	uid, err = strconv.ParseInt(u, 10, 32)
 	if err != nil || uid < 0 {
-		return 0, 0, fmt.Errorf("%w: sandbox.user %q: --backend kubernetes needs a numeric uid[:gid]", sandbox.ErrConfig, user)
+		return 0, 0, fmt.Errorf("%w: sandbox.user %q: the kubernetes backend needs a numeric uid[:gid]", sandbox.ErrConfig, user)
 	}
 	gid = uid
 	if hasGroup {
 		if gid, err = strconv.ParseInt(g, 10, 32); err != nil || gid < 0 {
-			return 0, 0, fmt.Errorf("%w: sandbox.user %q: --backend kubernetes needs a numeric uid[:gid]", sandbox.ErrConfig, user)
+			return 0, 0, fmt.Errorf("%w: sandbox.user %q: the kubernetes backend needs a numeric uid[:gid]", sandbox.ErrConfig, user)
 		}
 	}
 	if uid == 0 {

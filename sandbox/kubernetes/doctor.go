@@ -43,7 +43,7 @@ func (r *Runtime) Doctor(ctx context.Context, image string) []Check {
 	}
 	out = append(out, Check{Name: "api", OK: "Kubernetes " + v.GitVersion + " answers"})
 	if _, err := r.cs.CoreV1().Namespaces().Get(ctx, r.opts.Namespace, metav1.GetOptions{}); err != nil {
-		return append(out, Check{Name: "namespace", Err: fmt.Errorf("namespace %s: %v; create it (kubectl create namespace %s) or pass --namespace", r.opts.Namespace, err, r.opts.Namespace)})
+		return append(out, Check{Name: "namespace", Err: fmt.Errorf("namespace %s: %v; create it (kubectl create namespace %s) or choose another namespace", r.opts.Namespace, err, r.opts.Namespace)})
 	}
 	out = append(out, Check{Name: "namespace", OK: r.opts.Namespace})
 	out = append(out, r.imageCheck(ctx, image))

@@ -174,7 +174,7 @@ func (s *session) kill(ctx context.Context) error {
 	if err == nil || apierrors.IsNotFound(err) {
 		return nil
 	}
-	return fmt.Errorf("%w: deleting sandbox pod %s: %w; it stops itself within %s (its executor no longer hears from agentbox); `agentbox gc --backend kubernetes` removes it",
+	return fmt.Errorf("%w: deleting sandbox pod %s: %w; it stops itself within %s (its executor no longer hears from agentbox); agentbox's gc on this cluster removes it",
 		sandbox.ErrUnavailable, s.name, err, (3 * s.cfg.Enforce.Heartbeat).Round(time.Second))
 }
 
@@ -234,7 +234,7 @@ func (s *session) destroy(ctx context.Context) error {
 	err := s.kill(ctx)
 	if s.netpol {
 		if nerr := s.rt.cs.NetworkingV1().NetworkPolicies(s.rt.opts.Namespace).Delete(ctx, s.name, metav1.DeleteOptions{}); nerr != nil && !apierrors.IsNotFound(nerr) {
-			err = errors.Join(err, fmt.Errorf("%w: deleting NetworkPolicy %s: %w; `agentbox gc --backend kubernetes` removes it", sandbox.ErrUnavailable, s.name, nerr))
+			err = errors.Join(err, fmt.Errorf("%w: deleting NetworkPolicy %s: %w; agentbox's gc on this cluster removes it", sandbox.ErrUnavailable, s.name, nerr))
 		}
 	}
 	if s.Client != nil {
@@ -269,5 +269,5 @@ func (r *Runtime) checkIsolated(ifaces []string) error {
 	if onlyLoopback(ifaces) || r.opts.NetpolEnforced {
 		return nil
 	}
-	return fmt.Errorf("%w: network: none cannot be proven on this cluster: the sandbox pod has interfaces %v, and whether the network plugin enforces NetworkPolicy is unknown; if it does, set %s=1 (see agentbox doctor --backend kubernetes)", sandbox.ErrUnavailable, ifaces, EnvNetpolEnforced)
+	return fmt.Errorf("%w: network: none cannot be proven on this cluster: the sandbox pod has interfaces %v, and whether the network plugin enforces NetworkPolicy is unknown; if it does, set %s=1 (see agentbox's doctor for this cluster)", sandbox.ErrUnavailable, ifaces, EnvNetpolEnforced)
 }

@@ -78,7 +78,7 @@ func (r *Runtime) createError(what string, err error) error {
 	msg := err.Error()
 	switch {
 	case apierrors.IsNotFound(err) && strings.Contains(msg, "namespace"):
-		return fmt.Errorf("%w: creating %s: namespace %q does not exist; create it (kubectl create namespace %s) or pass --namespace", sandbox.ErrUnavailable, what, r.opts.Namespace, r.opts.Namespace)
+		return fmt.Errorf("%w: creating %s: namespace %q does not exist; create it (kubectl create namespace %s) or choose another namespace", sandbox.ErrUnavailable, what, r.opts.Namespace, r.opts.Namespace)
 	case strings.Contains(msg, "RuntimeClass"):
 		return fmt.Errorf("%w: creating %s: %v; install that RuntimeClass on the cluster, or set sandbox.runtime: \"\"", sandbox.ErrUnavailable, what, err)
 	case apierrors.IsForbidden(err):
