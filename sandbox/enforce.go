@@ -22,10 +22,12 @@ type Enforcement struct {
 	// Heartbeat is how often the host pings the executor; silence for
 	// three intervals makes it kill every process and exit. 0 disables.
 	Heartbeat time.Duration
-	// SetIDFilter makes the executor install agentbox's set-id refusal (a
-	// seccomp filter) on every command itself: for a backend whose runtime
-	// cannot load agentbox's profile (Kubernetes: the node's
-	// RuntimeDefault). Docker's profile has it already.
+	// SetIDFilter makes the executor install agentbox's own seccomp
+	// filter (no set-id bits; no clone the tracer would not follow; clone3
+	// and openat2 answered ENOSYS) on every command itself: for a backend
+	// whose runtime cannot load agentbox's profile (Kubernetes: the node's
+	// RuntimeDefault) or cannot answer ENOSYS from it (gVisor). Docker's
+	// profile has the same rules.
 	SetIDFilter bool
 }
 

@@ -59,7 +59,7 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 	if id == "" {
 		id = sandbox.NewID()
 	}
-	prof, err := seccompProfile()
+	prof, err := seccompProfile(cfg.Runtime == GVisorRuntime)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", sandbox.ErrConfig, err)
 	}
@@ -159,6 +159,11 @@ func checkConfig(cfg *sandbox.Config) error {
 		// The executor's dead man's switch: it kills everything within
 		// three intervals of losing this process.
 		cfg.Enforce.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.Runtime == GVisorRuntime {
+		// gVisor cannot answer ENOSYS from the profile (see
+		// seccompProfile): the executor's own filter does.
+		cfg.Enforce.SetIDFilter = true
 	}
 	if cfg.OutputCap <= 0 {
 		cfg.OutputCap = sandbox.DefaultOutputCap

@@ -10,12 +10,21 @@ import (
 // setIDBits are the mode bits no process of the sandbox may set.
 const setIDBits = unix.S_ISUID | unix.S_ISGID
 
+// cloneRefused are the clone flags no process of the sandbox may pass (the
+// same as the Docker profile's): CLONE_UNTRACED would start a process or
+// thread the tracer does not follow; namespaces are the runtime's refusal.
+const cloneRefused = unix.CLONE_UNTRACED | unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP
+
 // installSetIDFilter installs, on every thread of this process (and so on
 // every process it starts from now on), agentbox's addition to the
 // runtime's seccomp profile: no system call may set
 // S_ISUID or S_ISGID (the chmod family, and file creation with those
 // bits, get EPERM); openat2, which hides its mode in a struct, gets ENOSYS
-// so that libc falls back to openat; system calls of another architecture
+// so that libc falls back to openat; no process or thread may be created
+// that the exec-time tracer does not follow (clone with CLONE_UNTRACED, or
+// a namespace flag, gets EPERM; clone3, whose flags are in a struct,
+// ENOSYS so that libc falls back to clone); system calls of another architecture
 // than the executor's get EPERM (their numbers would dodge the filter).
 // A backend whose runtime cannot load agentbox's profile (Kubernetes: the
 // node's RuntimeDefault) asks for it in the hello.
@@ -41,6 +50,14 @@ func installSetIDFilter() error {
 		{Code: ret, K: eperm},
 		{Code: jeq, K: unix.SYS_OPENAT2, Jf: 1},
 		{Code: ret, K: enosys},
+		{Code: jeq, K: unix.SYS_CLONE3, Jf: 1},
+		{Code: ret, K: enosys},
+		// nr == clone ? (flags & cloneRefused ? EPERM : ALLOW) : next
+		{Code: jeq, K: unix.SYS_CLONE, Jf: 4},
+		{Code: ldW, K: 16}, // seccomp_data.args[0], low word: the flags on amd64 and arm64
+		{Code: jset, K: cloneRefused, Jf: 1},
+		{Code: ret, K: eperm},
+		{Code: ret, K: allow},
 	}
 	for _, m := range modeArgs {
 		// nr == m.nr ? (low word of args[m.arg] & 06000 ? EPERM : ALLOW) : next
