@@ -43,8 +43,8 @@ func (a *analyser) assign(as *syntax.Assign, d int, cmd []string) {
 	if as.Name.ValuePos.IsValid() {
 		argv[0] = a.source(as)
 	}
-	if protectedVar(as.Name.Value) {
-		a.always("always.assign", argv, assignWhy(as.Name.Value))
+	if a.protected(as.Name.Value) {
+		a.always("always.assign", argv, a.assignWhy(as.Name.Value))
 	}
 	if as.Index != nil {
 		a.index(as.Index, d)
@@ -148,8 +148,12 @@ func (a *analyser) assignText(argv []string, s string, nameref bool, d int) {
 	if i := strings.IndexByte(name, '['); i >= 0 {
 		name = name[:i]
 	}
-	if protectedVar(name) && (hasEq || nameref) {
-		a.always("always.assign", argv, assignWhy(name))
+	if a.protected(name) && (hasEq || nameref) {
+		a.always("always.assign", argv, a.assignWhy(name))
+	}
+	if nameref {
+		value, _ := strings.CutPrefix(s[len(name):], "=")
+		a.refTarget(argv, name, staticWord(value), hasEq)
 	}
 	if hasEq && a.intVars[name] {
 		a.dynamic(argv, name+" is an integer variable (declare -i): bash evaluates the value as arithmetic")

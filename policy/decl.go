@@ -67,16 +67,11 @@ func (a *analyser) decl(c *syntax.DeclClause, d int) {
 		}
 		cl.words = append(cl.words, word{text: text, kind: kind})
 		argv := []string{variant, text}
-		if protectedVar(name) && (!as.Naked || nameref || (variant != "export" && variant != "readonly")) {
-			a.always("always.assign", argv, assignWhy(name))
+		if a.protected(name) && (!as.Naked || nameref || (variant != "export" && variant != "readonly")) {
+			a.always("always.assign", argv, a.assignWhy(name))
 		}
-		if nameref && as.Value != nil {
-			switch {
-			case val.kind != wStatic || strings.ContainsAny(val.text, "[$`"):
-				a.dynamic(argv, "name reference to a variable known only at run time")
-			case protectedVar(val.text):
-				a.always("always.assign", argv, assignWhy(val.text))
-			}
+		if nameref && as.Array == nil {
+			a.refTarget(argv, name, val, as.Value != nil)
 		}
 		if integer && as.Value != nil && !(val.kind == wStatic && isArithNumber(val.text)) {
 			if val.kind == wStatic {

@@ -12,6 +12,7 @@ var protectedNames = map[string]bool{
 	"PATH": true, "BASH_ENV": true, "ENV": true, "IFS": true, "PROMPT_COMMAND": true,
 	"SHELLOPTS": true, "BASHOPTS": true, "PS4": true, "CDPATH": true, "SHELL": true,
 	"ZDOTDIR": true, "FPATH": true, "INPUTRC": true, "BASH_LOADABLES_PATH": true,
+	"BASH_CMDS": true, "BASH_ALIASES": true, // the command hash table and the aliases
 	// configuration read from the home or config directory (.gitconfig,
 	// .npmrc, .bashrc, ...), editors and viewers started by other programs
 	"HOME": true, "VISUAL": true, "BROWSER": true, "LESSOPEN": true, "LESSCLOSE": true,

@@ -136,6 +136,10 @@ func (a *analyser) param(p *syntax.ParamExp, d int) {
 		a.word(p.Repl.With, d+1)
 	}
 	if p.Exp != nil {
+		if (p.Exp.Op == syntax.AssignUnset || p.Exp.Op == syntax.AssignUnsetOrNull) && p.Param != nil && a.protected(p.Param.Value) {
+			// ${NAME=value}, ${NAME:=value} assign NAME.
+			a.always("always.assign", []string{a.source(p)}, a.assignWhy(p.Param.Value))
+		}
 		if p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && strings.Contains(p.Exp.Word.Lit(), "P") {
 			a.dynamic([]string{a.source(p)}, "${name@P} expands the value as a prompt, running command substitutions in it")
 		}

@@ -32,6 +32,7 @@ func FuzzDecide(f *testing.F) {
 		"coproc ls", "time ls", "declare -n r=x", "a=(1 2)", "echo $'\\x41'", "ls 2>&1 >/dev/null",
 		"a['$(rm x)']=1", "read 'a[$(ls)]'", "declare -i x; x=y", "set -k", "bash /dev/stdin <<< ls",
 		"env -C d sh -c 'ls > f'", "git -C d log --output=f", "sort -o f x", "find . -delete", "cat /proc/self/cwd/f",
+		"declare -n r; r=PATH; r=/x", "declare -n r=x; declare -n x; r=IFS", "local -gn r=LD_PRELOAD", ": ${PATH:=x}",
 	} {
 		f.Add(s)
 	}

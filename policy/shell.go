@@ -45,6 +45,7 @@ type analyser struct {
 	cwds       []string // directories the shell may be in (cd), absolute
 	cwdUnknown bool
 	intVars    map[string]bool // declared integer (-i): assignments are arithmetic
+	refs       map[string]string // name references → their static targets, "" unknown (namerefs.go)
 	scope      *dirScope       // set while a command runs in another directory (env -C, git -C)
 	argvMode   bool            // DecideArgv: one executed argv, shells and eval not parsed
 	lastCmd    int             // index in parts of the last command line decided by the rules
@@ -231,8 +232,8 @@ func (a *analyser) command(c syntax.Command, d int, in stdinInfo) {
 	case *syntax.ForClause:
 		switch l := c.Loop.(type) {
 		case *syntax.WordIter:
-			if l.Name != nil && protectedVar(l.Name.Value) {
-				a.always("always.assign", []string{"for " + l.Name.Value}, assignWhy(l.Name.Value))
+			if l.Name != nil && a.protected(l.Name.Value) {
+				a.always("always.assign", []string{"for " + l.Name.Value}, a.assignWhy(l.Name.Value))
 			}
 			for _, w := range l.Items {
 				a.word(w, d)
@@ -350,8 +351,8 @@ func (a *analyser) arith(x syntax.ArithmExpr, d int) {
 			if isArithAssign(x.Op) {
 				if w, ok := x.X.(*syntax.Word); ok && isName(w.Lit()) {
 					name := w.Lit()
-					if protectedVar(name) {
-						a.always("always.assign", []string{a.source(x)}, assignWhy(name))
+					if a.protected(name) {
+						a.always("always.assign", []string{a.source(x)}, a.assignWhy(name))
 					}
 					if x.Op != syntax.Assgn {
 						reads = true

@@ -103,8 +103,8 @@ func (a *analyser) nameArg(argv []string, w word, assigns bool, d int) {
 	if !assigns {
 		return
 	}
-	if protectedVar(name) {
-		a.always("always.assign", argv, assignWhy(name))
+	if a.protected(name) {
+		a.always("always.assign", argv, a.assignWhy(name))
 	}
 	if a.intVars[name] {
 		a.dynamic(argv, name+" is an integer variable (declare -i): bash evaluates what is assigned to it as arithmetic")

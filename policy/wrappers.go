@@ -185,8 +185,8 @@ func (a *analyser) unwrap(base string, cl *cmdline, d int, in stdinInfo, wd int)
 			if !hasEq || name == "" {
 				break
 			}
-			if protectedVar(name) {
-				a.always("always.assign", cl.argv(), assignWhy(name))
+			if a.protected(name) {
+				a.always("always.assign", cl.argv(), a.assignWhy(name))
 			}
 			next++
 		}
