@@ -44,11 +44,11 @@ type analyser struct {
 
 	cwds       []string // directories the shell may be in (cd), absolute
 	cwdUnknown bool
-	intVars    map[string]bool // declared integer (-i): assignments are arithmetic
+	intVars    map[string]bool   // declared integer (-i): assignments are arithmetic
 	refs       map[string]string // name references → their static targets, "" unknown (namerefs.go)
-	scope      *dirScope       // set while a command runs in another directory (env -C, git -C)
-	argvMode   bool            // DecideArgv: one executed argv, shells and eval not parsed
-	lastCmd    int             // index in parts of the last command line decided by the rules
+	scope      *dirScope         // set while a command runs in another directory (env -C, git -C)
+	argvMode   bool              // DecideArgv: one executed argv, shells and eval not parsed
+	lastCmd    int               // index in parts of the last command line decided by the rules
 	redirs     []pendingRedir
 }
 
