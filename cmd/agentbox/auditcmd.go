@@ -37,6 +37,8 @@ func auditCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			auditVerifyCommand(fileArg),
 			auditCheckpointCommand(fileArg),
+			auditKeygenCommand(),
+			auditProveCommand(),
 			auditExportCommand(fileArg),
 			auditServeCommand(),
 			{
