@@ -116,7 +116,7 @@ func Serve(ctx context.Context, cfg Config) error {
 		}
 	}()
 
-	err = srv.Run(connCtx, &sdk.IOTransport{Reader: cfg.In, Writer: cfg.Out})
+	err = srv.Run(connCtx, &lineTransport{in: cfg.In, out: cfg.Out})
 	cause := context.Cause(connCtx)
 	cancel(errConnClosed)
 	interrupted := ctx.Err() != nil
