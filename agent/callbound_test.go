@@ -11,7 +11,7 @@ import (
 )
 
 // A turn with more tool calls than the bound runs only the first ones; the
-// rest are answered "not run" and the skip is recorded.
+// rest are answered "not run" and each skipped call is recorded as refused.
 func TestRunBoundsToolCallsPerTurn(t *testing.T) {
 	tools, fs, path := newTools(t)
 	var calls []string
@@ -31,8 +31,10 @@ func TestRunBoundsToolCallsPerTurn(t *testing.T) {
 		t.Errorf("%d calls ran, want %d", ran, agent.DefaultMaxCallsPerTurn)
 	}
 	recs := readAudit(t, path)
-	if n := len(events(recs, audit.EventToolCall)); n != 2*agent.DefaultMaxCallsPerTurn {
-		t.Errorf("%d tool_call records, want %d", n, 2*agent.DefaultMaxCallsPerTurn)
+	// Each call that ran has a decision and a result; each skipped one its
+	// own refused decision record.
+	if n := len(events(recs, audit.EventToolCall)); n != 2*agent.DefaultMaxCallsPerTurn+8 {
+		t.Errorf("%d tool_call records, want %d", n, 2*agent.DefaultMaxCallsPerTurn+8)
 	}
 	errs := events(recs, audit.EventError)
 	if len(errs) != 1 || !strings.Contains(errs[0].Error, "skipped 8") {

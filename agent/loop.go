@@ -352,6 +352,7 @@ const nudge = "Your last reply was empty. Either call one of the tools, or reply
 // steps asks the model and carries out its tool calls until it answers.
 func (r *runner) steps(ctx context.Context) (string, error) {
 	nudged := false
+	var cut *string // the text of a reply cut off at the length limit
 	for {
 		if err := ctx.Err(); err != nil {
 			return "", context.Cause(ctx)
@@ -372,11 +373,20 @@ func (r *runner) steps(ctx context.Context) (string, error) {
 		if err != nil {
 			if ctx.Err() == nil {
 				_ = r.record(&audit.Record{Event: audit.EventError, Step: r.step, Error: r.redact(err.Error())})
+				if rerr := r.refuseReply(err); rerr != nil {
+					return "", rerr
+				}
 			}
 			return "", fmt.Errorf("model call (step %d): %w", r.step, err)
 		}
 		if err := r.modelCall(r.step, resp, time.Since(start)); err != nil {
 			return "", err
+		}
+		if retry, err := r.cutOff(resp, &cut); err != nil {
+			_ = r.record(&audit.Record{Event: audit.EventError, Step: r.step, Error: r.redact(err.Error())})
+			return "", err
+		} else if retry {
+			continue
 		}
 		msg := resp.Message
 		msg.Role = RoleAssistant
@@ -396,8 +406,12 @@ func (r *runner) steps(ctx context.Context) (string, error) {
 		}
 		if len(msg.ToolCalls) == 0 {
 			r.msgs = append(r.msgs, msg)
+			if cut != nil {
+				return *cut + msg.Content, nil // the continuation of a cut-off answer
+			}
 			return msg.Content, nil
 		}
+		cut = nil
 		for i := range msg.ToolCalls {
 			if msg.ToolCalls[i].ID == "" {
 				msg.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", r.step, i+1)
@@ -440,6 +454,9 @@ func (r *runner) skipExtraCalls(calls []openai.ToolCall) ([]Message, error) {
 	}
 	var out []Message
 	for _, tc := range calls[max:] {
+		if err := r.tools.Refuse(tc.ID, tc.Function.Name, tc.Function.Arguments, RuleCallsPerTurn, msg); err != nil {
+			return nil, err
+		}
 		out = append(out, Message{Role: RoleTool, ToolCallID: tc.ID, Content: msg})
 	}
 	return out, nil

@@ -84,12 +84,15 @@ var (
 
 // ModelError describes a failed model call.
 type ModelError struct {
-	Kind       error         // ErrModelAuth, ErrModelRequest or ErrModelUnavailable
+	Kind       error         // ErrModelAuth, ErrModelRequest, ErrModelUnavailable or ErrModelReply
 	Status     int           // HTTP status; 0 for network errors
 	Attempts   int           // attempts made
 	RetryAfter time.Duration // the endpoint's Retry-After, if any
 	Msg        string        // what the endpoint said (secrets redacted)
 	Hint       string        // what to do
+	// Calls are the tool calls of a reply that could not be used
+	// (ErrModelReply): none ran; the loop records each as refused.
+	Calls []RefusedCall
 }
 
 func (e *ModelError) Error() string {

@@ -118,6 +118,9 @@ func (m *OpenAI) once(ctx context.Context, req Request) (Response, error) {
 		if ctx.Err() != nil { // the caller gave up: not the endpoint's fault
 			return Response{}, context.Cause(ctx)
 		}
+		if me := m.undecodable(err, h); me != nil {
+			return Response{}, me
+		}
 		return Response{}, m.classify(err, h)
 	}
 	if len(resp.Choices) == 0 {
@@ -194,6 +197,7 @@ type httpHint struct {
 	code   int
 	header http.Header
 	at     time.Time
+	body   *cappedBuffer // the start of a 2xx body, to explain a reply that does not decode
 }
 
 func (d hintDoer) Do(req *http.Request) (*http.Response, error) {
@@ -201,6 +205,10 @@ func (d hintDoer) Do(req *http.Request) (*http.Response, error) {
 	if h, ok := req.Context().Value(hintKey{}).(*httpHint); ok && resp != nil {
 		h.mu.Lock()
 		h.code, h.header, h.at = resp.StatusCode, resp.Header.Clone(), time.Now()
+		if resp.StatusCode/100 == 2 && resp.Body != nil {
+			h.body = &cappedBuffer{max: maxKeptBody}
+			resp.Body = teeBody{resp.Body, h.body}
+		}
 		h.mu.Unlock()
 	}
 	return resp, err
