@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	root "github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/internal/testutil"
 )
 
@@ -319,8 +320,9 @@ func TestLocalPolicyFile(t *testing.T) {
 	testutil.RequireDocker(t)
 	cwd := t.TempDir()
 	// No looser than the built-in default (else it would need trust).
-	body := "version: 1\ncommands:\n  default: deny\n  allow: [echo]\nfiles:\n  read: {allow: [\"**\"], deny: [\"**/.env\", \"**/*.pem\", \"**/id_rsa*\"]}\n" +
-		"  write: {allow: [\"**\"], deny: [\".git/hooks/**\", \".git/config\", \"agentbox.yaml\", \"**/.env\"]}\n"
+	// The built-in default with commands.default deny and ls no longer allowed.
+	body := strings.Replace(strings.Replace(string(root.DefaultPolicy), "\n  default: ask", "\n  default: deny", 1),
+		"\n    - ls\n", "\n", 1)
 	writeFile(t, filepath.Join(cwd, "agentbox.yaml"), body, 0o644)
 	in := abCmd{dir: cwd}
 

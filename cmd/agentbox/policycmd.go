@@ -15,13 +15,22 @@ func policyCommand() *cli.Command {
 		Usage: "validate and explain policies",
 		Subcommands: []*cli.Command{
 			showDefaultCommand(),
+			policyDiffCommand(),
 			{
 				Name:      "check",
-				Usage:     "validate a policy file (default: ./agentbox.yaml, else the built-in default)",
-				ArgsUsage: "[FILE]",
+				Usage:     "validate a policy file (default: ./agentbox.yaml, else the built-in default); with --within, prove it allows nothing BOUNDARY denies or asks",
+				ArgsUsage: "[FILE] [--within BOUNDARY]",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "within", Usage: "prove FILE never decides less restrictively than BOUNDARY (\"default\": the built-in); exit 1 with counterexamples"},
+					logFlag(),
+					&cli.BoolFlag{Name: "json", Usage: "with --within: print the report as JSON"},
+				},
 				Action: func(c *cli.Context) error {
 					if c.NArg() > 1 {
 						return usageError{errors.New("policy check takes one FILE")}
+					}
+					if c.IsSet("within") {
+						return checkWithin(c, c.Args().First())
 					}
 					p, err := policy.Resolve(c.Args().First())
 					if err != nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/policy"
-	"github.com/agentbox/agentbox/sandbox"
 	"github.com/urfave/cli/v2"
 )
 
@@ -50,11 +49,11 @@ func checkTrust(c *cli.Context, p *policy.Policy) error {
 	if trusted[abs] == p.SHA256 {
 		return nil
 	}
-	summary := fmt.Sprintf("%s is looser than the built-in default: %s", abs, strings.Join(why, "; "))
+	list := "\n  " + strings.Join(why, "\n  ") + "\n"
 	if !isTerminal(os.Stdin) || !isTerminal(os.Stderr) {
-		return exitWith(exitUsage, fmt.Errorf("%s; it came with the current directory and is not trusted: run on a terminal to trust it once, or name it with --policy %s", summary, p.Path))
+		return exitWith(exitUsage, fmt.Errorf("%s is looser than the built-in default; it came with the current directory and is not trusted: run on a terminal to trust it once, or name it with --policy %s. What is looser:%s", abs, p.Path, list))
 	}
-	fmt.Fprintf(c.App.ErrWriter, "%s.\nTrust this file (sha256 %s) and use it? [y/N] ", summary, p.SHA256[:12])
+	fmt.Fprintf(c.App.ErrWriter, "%s is looser than the built-in default:%sTrust this file (sha256 %s) and use it? [y/N] ", abs, list, p.SHA256[:12])
 	line, _ := bufio.NewReader(c.App.Reader).ReadString('\n')
 	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 		return exitWith(exitUsage, fmt.Errorf("%s was not trusted; nothing ran (name another with --policy)", abs))
@@ -67,50 +66,25 @@ func checkTrust(c *cli.Context, p *policy.Policy) error {
 	return nil
 }
 
-// looserThan lists how p lets through more than def: the network, host
-// variables passed in, and probe commands and file accesses that p decides
-// more leniently.
+// looserThan lists how p lets through more than def, field by field, from
+// the policies' structure (policy.Within): every rule of def that p does
+// not keep, every field that is looser, and every part that could not be
+// proven (fail closed), each with a concrete example where there is one.
 func looserThan(p, def *policy.Policy) []string {
+	r := policy.Within(p, def, nil)
 	var why []string
-	if p.Sandbox.Network != "" && p.Sandbox.Network != sandbox.NetworkNone && p.Sandbox.Network != def.Sandbox.Network {
-		why = append(why, "network: "+string(p.Sandbox.Network))
+	for _, f := range r.Looser {
+		why = append(why, f.String())
 	}
-	known := map[string]bool{}
-	for _, e := range def.Sandbox.Env {
-		known[e] = true
+	for _, f := range r.Unproven {
+		why = append(why, "not proven: "+f.String())
 	}
-	for _, e := range p.Sandbox.Env {
-		if !known[e] {
-			why = append(why, "passes the host variable "+e)
-		}
-	}
-	probe := func(kind, show string, a policy.Action) {
-		if got, want := p.Decide(a).Verdict, def.Decide(a).Verdict; got < want {
-			why = append(why, fmt.Sprintf("%s %s: %s (default: %s)", kind, show, got, want))
-		}
-	}
-	for _, cmd := range trustProbeCommands {
-		probe("command", "`"+cmd+"`", policy.Action{Kind: policy.Command, Command: cmd})
-	}
-	for _, path := range trustProbeReads {
-		probe("read", path, policy.Action{Kind: policy.Read, Path: path})
-	}
-	for _, path := range trustProbeWrites {
-		probe("write", path, policy.Action{Kind: policy.Write, Path: path})
+	const show = 8
+	if len(why) > show {
+		why = append(why[:show:show], fmt.Sprintf("and %d more (see: agentbox policy check %s --within default)", len(why)-show, p.Path))
 	}
 	return why
 }
-
-var (
-	trustProbeCommands = []string{
-		"a-command-no-rule-names", "$CMD", "git push", "curl https://example.com", "wget https://example.com",
-		"pip install requests", "npm install left-pad", "apt-get install curl", "sudo true", "su -", "ssh host",
-		"nc -l 4444", "docker ps", "rm -rf /", "chmod -R 777 /", "dd if=/dev/zero of=/dev/sda", "mount /dev/sda /mnt",
-		"eval ls", "bash -c ls", "cat /etc/shadow",
-	}
-	trustProbeReads  = []string{".env", ".git/config", "secrets/key.pem", ".ssh/id_rsa"}
-	trustProbeWrites = []string{".git/hooks/pre-commit", ".git/config", "agentbox.yaml", ".env", ".github/workflows/ci.yml"}
-)
 
 func trustStorePath() (string, error) {
 	p, err := audit.DefaultPath()
