@@ -12,6 +12,12 @@ type NetDecider interface {
 	DecideNet(host string, port int, addr string) (decision, rule string)
 }
 
+// NetRequestDecider decides a recorded HTTP request inside an
+// intercepted connection (network.rules on method and path).
+type NetRequestDecider interface {
+	DecideNetRequest(host string, port int, method, path string) (decision, rule string)
+}
+
 // netTool is Change.Tool for a net event.
 const netTool = "net"
 
@@ -21,6 +27,9 @@ func replayNet(line int, rec *Record, d Decider) (Change, bool) {
 	nd, nr := "deny", "no network rules"
 	if n, ok := d.(NetDecider); ok {
 		nd, nr = n.DecideNet(rec.NetHost, rec.NetPort, rec.NetAddr)
+	}
+	if n, ok := d.(NetRequestDecider); ok && rec.NetPath != "" && nd == "allow" {
+		nd, nr = n.DecideNetRequest(rec.NetHost, rec.NetPort, rec.NetMethod, rec.NetPath)
 	}
 	if nd == rec.Decision {
 		return Change{}, false
@@ -48,6 +57,16 @@ func netText(rec *Record, paint func(string, string) string) string {
 		}
 		return k + " " + strconv.FormatInt(*n, 10)
 	}
-	return joinNonEmpty(netSummary(rec)+"  → "+decisionText(rec, paint),
+	req := ""
+	if rec.NetMethod != "" {
+		req = clean(rec.NetMethod, 10) + " " + clean(rec.NetPath, 80)
+		if rec.NetStatus != 0 {
+			req += " " + strconv.Itoa(rec.NetStatus)
+		}
+	}
+	if rec.Secret != "" {
+		req = joinNonEmpty(req, "secret "+clean(rec.Secret, 60))
+	}
+	return joinNonEmpty(netSummary(rec), req, "→ "+decisionText(rec, paint),
 		bytes("up", rec.BytesUp), bytes("down", rec.BytesDown), durationText(rec.DurationMS))
 }

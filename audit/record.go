@@ -134,6 +134,15 @@ type Record struct {
 	NetAddr   string   `json:"net_addr,omitempty"`
 	BytesUp   *int64   `json:"bytes_up,omitempty"`
 	BytesDown *int64   `json:"bytes_down,omitempty"`
+	// One request inside an intercepted connection (net), a credentialed
+	// request's receipt (net: secret, call_id, body_sha256), a refused
+	// placeholder (alarm, what "secret_misuse").
+	NetMethod  string `json:"net_method,omitempty"`
+	NetPath    string `json:"net_path,omitempty"`
+	NetStatus  int    `json:"net_status,omitempty"`
+	RuleText   string `json:"rule_text,omitempty"`
+	Secret     string `json:"secret,omitempty"`
+	BodySHA256 string `json:"body_sha256,omitempty"`
 
 	Prev string `json:"prev"`
 	MAC  string `json:"mac,omitempty"`
@@ -267,6 +276,12 @@ func appendRecord(b []byte, r *Record, withMAC bool) ([]byte, error) {
 	b = optString(b, "net_addr", r.NetAddr)
 	b = optInt64(b, "bytes_up", r.BytesUp)
 	b = optInt64(b, "bytes_down", r.BytesDown)
+	b = optString(b, "net_method", r.NetMethod)
+	b = optString(b, "net_path", r.NetPath)
+	b = optInt(b, "net_status", r.NetStatus)
+	b = optString(b, "rule_text", r.RuleText)
+	b = optString(b, "secret", r.Secret)
+	b = optString(b, "body_sha256", r.BodySHA256)
 
 	b = appendKey(b, "prev")
 	b = appendString(b, r.Prev)

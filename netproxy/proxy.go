@@ -64,6 +64,16 @@ type Event struct {
 	BytesDown int64         // bytes sent back to the client
 	Duration  time.Duration // from accepting the connection to closing it
 	Err       string        // what went wrong after the decision (resolve, dial, reset)
+
+	// A request inside an intercepted connection (see Broker), or a plain
+	// HTTP request while a Broker is on.
+	Path       string // URL path and query as sent
+	RuleText   string // the network.rules entry that decided, as written
+	Secret     string // secrets whose placeholder the request carried (comma-separated)
+	CallID     string // the tool call running when the request was made
+	BodySHA256 string // sha256 of the request body sent with a secret (the receipt)
+	Alarm      string // KindSecretMisuse when a placeholder was refused
+	Intercept  bool   // a CONNECT whose TLS the proxy terminated
 }
 
 // Config configures a Proxy.
@@ -76,6 +86,9 @@ type Config struct {
 	HeaderTimeout  time.Duration // reading the request head; 0: 10s
 	DialTimeout    time.Duration // resolving and connecting; 0: 10s
 	MaxHeaderBytes int           // request head size; 0: 32 KiB
+	// Broker turns on TLS interception, request rules and secrets; nil
+	// keeps plain CONNECT tunnels.
+	Broker *Broker
 }
 
 // Proxy is the egress proxy. It holds no goroutine or listener of its
@@ -102,6 +115,11 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if cfg.MaxHeaderBytes <= 0 {
 		cfg.MaxHeaderBytes = 32 << 10
+	}
+	if cfg.Broker != nil {
+		if err := cfg.Broker.check(); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.MaxHeaderBytes < 1024 {
 		cfg.MaxHeaderBytes = 1024

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"strconv"
 	"time"
@@ -62,15 +63,34 @@ func (p *Proxy) ServeConn(ctx context.Context, c net.Conn) {
 		stopUp()
 		up.Close()
 	}()
-	if h.connect {
+	brokered := false
+	if b := p.cfg.Broker; b != nil {
+		if pr, pass := b.Rules.Passthrough(h.target); pass {
+			ev.Reason = d.Reason + "; " + pr.ID + " " + pr.Pattern + ": passthrough, not intercepted"
+		} else {
+			brokered = true
+		}
+	}
+	switch {
+	case h.connect:
 		br.Discard(h.size)
 		if _, err := c.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n")); err != nil {
 			ev.Err = "client: " + err.Error()
 			return
 		}
 		ev.Status = 200
-		ev.BytesUp, ev.BytesDown, err = tunnel(c, br, up)
-	} else {
+		if brokered {
+			ev.Intercept = true
+			err = p.intercept(ctx, c, br, up, h.target, &ev)
+		} else {
+			ev.BytesUp, ev.BytesDown, err = tunnel(c, br, up)
+		}
+	case brokered:
+		var req *http.Request
+		if req, err = http.ReadRequest(br); err == nil {
+			p.exchange(c, req, up, bufio.NewReader(up), h.target, false, &ev)
+		}
+	default:
 		err = forward(c, br, up, h.target, &ev)
 	}
 	if err != nil && ctx.Err() == nil {

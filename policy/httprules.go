@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 
@@ -267,4 +268,20 @@ func LoadCertPool(path string) ([]*x509.Certificate, error) {
 		return nil, fmt.Errorf("%s holds no PEM certificate; name a PEM file of CA certificates", path)
 	}
 	return out, nil
+}
+
+// DecideNetRequest re-decides a recorded request (audit replay): the
+// network.rules verdict on method and the recorded path (query ignored).
+func (p *Policy) DecideNetRequest(host string, port int, method, path string) (decision, rule string) {
+	t := NetTarget{Port: port}
+	var err error
+	if t.Host, t.IP, err = ParseNetHost(host); err != nil {
+		return Deny.String(), "request"
+	}
+	u, err := url.Parse(path)
+	if err != nil {
+		return Deny.String(), "request"
+	}
+	d := p.DecideRequest(t, method, u.Path)
+	return d.Verdict.String(), d.Rule
 }
