@@ -3,6 +3,8 @@ package agent
 import (
 	"bytes"
 	"io"
+	"regexp"
+	"strings"
 	"sync"
 	"time"
 )
@@ -24,9 +26,11 @@ const (
 // its BEGIN line alone would let its body through. Bytes that match
 // nothing pass unchanged, invalid UTF-8 included.
 //
-// Limits (documented in README): a secret split across a piece of a line
-// longer than redactHold, or printed with a pause longer than redactQuiet
-// in its middle, may be shown in two halves that are each unredacted.
+// A partial line shown after a pause, and a line longer than redactHold
+// passed on in pieces, are cut only where no secret can continue (see
+// safeCut): the token at the end, and a password label before it, are
+// held for the rest of the line. Limit (README): a single run of more
+// than redactHold/2 token characters is cut where it must be.
 type redactStream struct {
 	mu     sync.Mutex
 	w      io.Writer
@@ -51,8 +55,8 @@ func (r *redactStream) Write(p []byte) (int, error) {
 	r.emitLines()
 	for len(r.buf) > redactHold {
 		cut := len(r.buf) - redactHold/2
-		if i := bytes.LastIndexAny(r.buf[:cut], " \t"); i > 0 {
-			cut = i + 1
+		if i := safeCut(r.buf[:cut]); i > 0 {
+			cut = i
 		}
 		r.emit(r.buf[:cut])
 		r.buf = append(r.buf[:0], r.buf[cut:]...)
@@ -114,15 +118,25 @@ func (r *redactStream) arm() {
 		r.timer.Reset(redactQuiet)
 		return
 	}
-	r.timer = time.AfterFunc(redactQuiet, func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if r.closed || openKeyBlock(r.buf) >= 0 {
-			return
-		}
-		r.emit(r.buf)
-		r.buf = r.buf[:0]
-	})
+	r.timer = time.AfterFunc(redactQuiet, r.quiet)
+}
+
+// quiet runs after redactQuiet without output: it shows the partial line.
+func (r *redactStream) quiet() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || openKeyBlock(r.buf) >= 0 {
+		return
+	}
+	// Show the partial line, but not a token it may be in the
+	// middle of (nor the label before it): the rest of a secret
+	// printed with a pause joins it.
+	cut := safeCut(r.buf)
+	if secretContext.Match(r.buf) {
+		cut = 0 // a client or netrc line: its context decides
+	}
+	r.emit(r.buf[:cut])
+	r.buf = append(r.buf[:0], r.buf[cut:]...)
 }
 
 // Close writes what is held back and stops the timer; later writes fail.
@@ -139,4 +153,53 @@ func (r *redactStream) Close() error {
 	r.emit(r.buf)
 	r.buf = nil
 	return r.err
+}
+
+// tokenByte reports whether c can be part of a token or password.
+func tokenByte(c byte) bool {
+	return c > ' ' && c != '"' && c != '\'' && c != '`' && c < 0x7f
+}
+
+// labelTail matches a label a secret follows (password=, Bearer, -p,
+// netrc's password) at the end of a text.
+var labelTail = regexp.MustCompile(`(?i)(?:pass(?:word|wd|phrase)?|pwd|secret|token|key|bearer|basic|authorization|login|sshpass|\s-p)['"]?\]?\s*(?:=>|:=|=|:)?\s*['"]?$`)
+
+// secretContext matches a partial line whose secret is recognised by
+// context further back than its label (a database client's -p, a netrc
+// entry): such a line is shown only whole.
+var secretContext = regexp.MustCompile(`(?i)\b(?:mysql\w*|mariadb\S*|sshpass|machine|default\s+login)\b`)
+
+// safeCut returns the largest n such that b[:n] can be redacted and shown
+// without the rest of the stream: b is cut before its last token unless
+// that token visibly ended (punctuation such as "..." a progress line
+// ends with), and before a label that token or the next one follows.
+// 0 means no such place.
+func safeCut(b []byte) int {
+	n := len(b)
+	for n > 0 && tokenByte(b[n-1]) {
+		n--
+	}
+	if n == len(b) || !endsToken(b) {
+		// b ends in white space or a finished word: nothing pending
+		// unless a label is.
+		n = len(b)
+	}
+	from := max(0, n-96)
+	if loc := labelTail.FindIndex(b[from:n]); loc != nil {
+		n = from + loc[0]
+		for n > 0 && tokenByte(b[n-1]) { // the whole label word
+			n--
+		}
+	}
+	return n
+}
+
+// endsToken reports whether b ends inside a token that may continue:
+// its last byte is a letter, digit or one of the characters tokens use.
+func endsToken(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	c := b[len(b)-1]
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || strings.IndexByte("_-+/=~", c) >= 0
 }

@@ -73,3 +73,45 @@ func (l *lockedBuffer) String() string {
 }
 
 func (l *lockedBuffer) Len() int { return len(l.String()) }
+
+// Issue 27: a token printed with a pause in its middle, a password whose
+// label came before the pause, and a token across the 64 KiB piece
+// boundary of a long line are all redacted whole.
+func TestRedactStreamPausesAndPieces(t *testing.T) {
+	redact := audit.Redactor(audit.Options{})
+	tok := "ghp_" + strings.Repeat("k3Y9", 9)
+	for _, c := range []struct{ before, first, second, gone string }{
+		{"token: ", tok[:12], tok[12:] + " done\n", tok[4:12]},
+		{"db_pass = ", "", "hunter2secret\n", "hunter2"},
+		{"mysql -uroot -p", "hunt", "er2secret app\n", "hunter2"},
+		{"machine db.example.com login bob password ", "", "s3cretValue\n", "s3cret"},
+	} {
+		var out lockedBuffer
+		rs := newRedactStream(&out, redact)
+		_, _ = rs.Write([]byte("shown " + c.before + c.first))
+		rs.quiet() // the pause: the partial line is shown, but no secret part
+		if got := out.String(); strings.Contains(got, c.gone[:4]) || (c.first != "" && strings.Contains(got, c.first)) {
+			t.Errorf("%q: shown during the pause: %q", c.before, got)
+		}
+		_, _ = rs.Write([]byte(c.second))
+		_ = rs.Close()
+		if got := out.String(); strings.Contains(got, c.gone) || !strings.Contains(got, "[REDACTED") || !strings.HasPrefix(got, "shown ") {
+			t.Errorf("%q: %q", c.before, got)
+		}
+		if got := out.String(); c.before == "token: " && !strings.HasPrefix(got, "shown token: [REDACTED") {
+			t.Errorf("%q: %q", c.before, got)
+		}
+	}
+	// A token across the cut of a line longer than redactHold.
+	for _, at := range []int{redactHold/2 - 10, redactHold / 2, redactHold/2 + 3} {
+		var out lockedBuffer
+		rs := newRedactStream(&out, redact)
+		pad := strings.Repeat("w ", at/2)
+		line := pad + tok + " " + strings.Repeat("x ", redactHold/2+100)
+		_, _ = rs.Write([]byte(line))
+		_ = rs.Close()
+		if got := out.String(); strings.Contains(got, tok[4:14]) || strings.Contains(got, tok[20:30]) || !strings.Contains(got, "[REDACTED:github-token:") {
+			t.Errorf("token at %d across the piece boundary leaked", at)
+		}
+	}
+}

@@ -1,50 +1,105 @@
 package audit
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"regexp"
 	"strings"
 )
 
-// detector is one built-in secret format: every match of re is replaced by
-// repl (a regexp template; "[REDACTED]" alone when empty).
+// detector is one built-in secret format. Each match of re is replaced
+// by a fingerprint, "[REDACTED:<name>:sha256:<8 hex>]" (see fingerprint),
+// keeping submatch 1 when keep is set (the label in front of the value,
+// e.g. "password = "), so a reviewer can tell occurrences of one secret
+// apart from another without seeing either.
 type detector struct {
 	name string
 	re   *regexp.Regexp
-	repl string
+	keep bool
 	// hints: the regexp runs only on text holding one of them (in the
 	// lower-cased text when fold); most text holds none, and a literal
 	// search is far cheaper than the regexp.
 	hints []string
 	fold  bool
+	// ok, when set, vets the secret part of a match (look-alikes such as
+	// "password = None" or a variable reference are left alone).
+	ok func(secret string) bool
 }
 
-// detectors are the built-in secret formats, applied whatever the policy's
-// audit.redact says. The formats follow well-kept detector sets (gitleaks'
-// rules): vendor prefixes with their documented lengths, and a few generic
-// shapes (bearer tokens, JWTs, passwords in URLs, key-like JSON members,
-// private-key blocks). Where a prefix tells what the value is, it is kept.
-var detectors = []detector{
-	{"private-key", regexp.MustCompile(`(?s)-----BEGIN[A-Z0-9 _-]{0,40}PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 _-]{0,40}PRIVATE KEY(?: BLOCK)?-----|$)`), "-----BEGIN PRIVATE KEY-----[REDACTED]-----END PRIVATE KEY-----", []string{"PRIVATE KEY"}, false},
-	{"aws-access-key-id", regexp.MustCompile(`\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b`), "", []string{"A3T", "AKIA", "ASIA", "ABIA", "ACCA"}, false},
-	{"aws-secret-access-key", regexp.MustCompile(`(?i)(aws.{0,20}?secret.{0,20}?['"]?\s*[:=]\s*['"]?)[A-Za-z0-9/+=]{40}\b`), "${1}[REDACTED]", []string{"aws"}, true},
-	{"github-token", regexp.MustCompile(`\b(?:ghp|gho|ghu|ghs|ghr)_[0-9A-Za-z]{36,}\b`), "", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, false},
-	{"github-fine-grained-pat", regexp.MustCompile(`\bgithub_pat_\w{82,}`), "", []string{"github_pat_"}, false},
-	{"gitlab-token", regexp.MustCompile(`\bgl(?:pat|dt|ptt|rt)-[\w-]{20,}`), "", []string{"glpat-", "gldt-", "glptt-", "glrt-"}, false},
-	{"anthropic-or-openai-key", regexp.MustCompile(`\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`), "", []string{"sk-"}, false},
-	{"stripe-key", regexp.MustCompile(`\b(?:sk|rk|pk)_(?:live|test|prod)_[0-9A-Za-z]{10,}`), "", []string{"_live_", "_test_", "_prod_"}, false},
-	{"slack-token", regexp.MustCompile(`\bxox[abposr]-[0-9A-Za-z-]{10,}`), "", []string{"xox"}, false},
-	{"slack-webhook", regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_-]{20,}`), "", []string{"hooks.slack.com"}, false},
-	{"google-api-key", regexp.MustCompile(`\bAIza[\w-]{35}\b`), "", []string{"AIza"}, false},
-	{"npm-token", regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`), "", []string{"npm_"}, false},
-	{"huggingface-token", regexp.MustCompile(`\bhf_[A-Za-z]{34,}\b`), "", []string{"hf_"}, false},
-	{"jwt", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), "", []string{"eyJ"}, false},
-	{"bearer", regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{12,}`), "${1}[REDACTED]", []string{"bearer"}, true},
-	{"basic-auth", regexp.MustCompile(`(?i)\b(authorization:\s*basic\s+)[A-Za-z0-9+/=]{8,}`), "${1}[REDACTED]", []string{"basic"}, true},
-	{"url-password", regexp.MustCompile(`\b([A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@'"]{1,256}:)[^\s/@'"]{1,256}@`), "${1}[REDACTED]@", []string{"://"}, false},
-	{"json-secret-member", regexp.MustCompile(`(?i)("[\w.-]{0,30}(?:api[_-]?key|apikey|secret|token|passw(?:or)?d|credential|private[_-]?key)[\w.-]{0,30}"\s*:\s*")(?:[^"\\]|\\.){4,}"`), `${1}[REDACTED]"`, []string{"key", "secret", "token", "passw", "credential"}, true},
-	{"assignment-secret", regexp.MustCompile(`(?i)\b((?:[A-Z0-9_]*_)?(?:API_?KEY|SECRET(?:_KEY)?|ACCESS_TOKEN|AUTH_TOKEN|PASSWORD|PASSWD)\s*=\s*['"]?)[^\s'"]{8,}`), "${1}[REDACTED]", []string{"key", "secret", "token", "passw"}, true},
+// fingerprint is the redaction of secret found by the detector name: the
+// first 8 hex digits of its sha256 (enough to match occurrences, not to
+// recover a high-entropy token; a short password could be guessed from
+// it, so passwords found by a label are fingerprinted too but README says
+// so).
+func fingerprint(name, secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return "[REDACTED:" + name + ":sha256:" + hex.EncodeToString(sum[:4]) + "]"
+}
+
+// apply replaces every match of d in s.
+func (d detector) apply(s string) string {
+	idx := d.re.FindAllStringSubmatchIndex(s, -1)
+	if len(idx) == 0 {
+		return s
+	}
+	marks := markerSpans(s)
+	var b strings.Builder
+	last := 0
+	for _, m := range idx {
+		from, to := m[0], m[1]
+		if d.keep {
+			// The first group that matched is the label, kept; the
+			// group after it, when it matched, is the secret (text after
+			// it is kept too), else the rest of the match.
+			for g := 2; g+1 < len(m); g += 2 {
+				if m[g] >= 0 {
+					from = m[g+1]
+					if g+3 < len(m) && m[g+2] >= 0 {
+						from, to = m[g+2], m[g+3]
+					}
+					break
+				}
+			}
+		}
+		secret := s[from:to]
+		if (d.ok != nil && !d.ok(secret)) || overlaps(marks, m[0], m[1]) {
+			continue
+		}
+		b.WriteString(s[last:from])
+		b.WriteString(fingerprint(d.name, secret))
+		last = to
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// markerSpans returns the [start, end) of every redaction marker in s:
+// the text of a marker ("…:sha256:1a2b3c4d]") is never redacted again.
+func markerSpans(s string) [][2]int {
+	var out [][2]int
+	for off := 0; ; {
+		i := strings.Index(s[off:], "[REDACTED")
+		if i < 0 {
+			return out
+		}
+		i += off
+		j := strings.IndexByte(s[i:], ']')
+		if j < 0 {
+			return append(out, [2]int{i, len(s)})
+		}
+		out = append(out, [2]int{i, i + j + 1})
+		off = i + j + 1
+	}
+}
+
+func overlaps(spans [][2]int, a, b int) bool {
+	for _, sp := range spans {
+		if a < sp[1] && sp[0] < b {
+			return true
+		}
+	}
+	return false
 }
 
 // applyDetectors replaces every built-in secret format in s.
@@ -69,11 +124,7 @@ func applyDetectors(s string) string {
 			continue
 		}
 		before := s
-		if d.repl == "" {
-			s = d.re.ReplaceAllLiteralString(s, Redacted)
-		} else {
-			s = d.re.ReplaceAllString(s, d.repl)
-		}
+		s = d.apply(s)
 		if s != before {
 			lower = ""
 		}

@@ -36,7 +36,7 @@ func TestBuiltinDetectors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			out := red(c.in)
-			if strings.Contains(out, c.secret) || !strings.Contains(out, Redacted) {
+			if strings.Contains(out, c.secret) || !strings.Contains(out, "[REDACTED") {
 				t.Fatalf("not redacted: %q -> %q", c.in, out)
 			}
 		})
