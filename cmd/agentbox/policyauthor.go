@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -117,6 +118,52 @@ func policyDiffCommand() *cli.Command {
 			}
 			if !d.Same() {
 				return exitWith(exitFailed, nil)
+			}
+			return nil
+		},
+	}
+}
+
+func policySuggestCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "suggest",
+		Usage:     "write the least policy that allows what the audit logs did, each rule commented with the lines behind it",
+		ArgsUsage: "LOG... [--base POLICY] [-o FILE]",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "base", Value: "default", Usage: "the policy to layer on: its settings and refusals are kept (\"default\": the built-in)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the policy to FILE (default: stdout)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return usageError{errors.New("policy suggest needs at least one audit LOG (from agentbox run --learn, or any run)")}
+			}
+			base, err := loadNamedPolicy(c.String("base"))
+			if err != nil {
+				return err
+			}
+			probes, err := logProbes(c.Args().Slice())
+			if err != nil {
+				return err
+			}
+			s := policy.Suggest(base, probes)
+			var b strings.Builder
+			if err := s.WriteYAML(&b, c.Args().Slice()); err != nil {
+				return err
+			}
+			if _, err := policy.Parse("suggested policy", []byte(b.String())); err != nil {
+				return fmt.Errorf("the suggested policy does not load (a bug; please report it): %w", err)
+			}
+			if out := c.String("output"); out != "" {
+				if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
+					return exitWith(exitUsage, fmt.Errorf("write the suggested policy: %w", err))
+				}
+				fmt.Fprintf(c.App.ErrWriter, "wrote %s: %d command rules, %d read and %d write globs, %d hosts from %d recorded actions\n",
+					out, len(s.Allow), len(s.Reads), len(s.Writes), len(s.Hosts), len(probes))
+			} else if _, err := io.WriteString(c.App.Writer, b.String()); err != nil {
+				return err
+			}
+			if n := len(s.Decision); n > 0 {
+				fmt.Fprintf(c.App.ErrWriter, "%d recorded action(s) need your decision (the base refuses or asks by a rule); listed at the end of the policy\n", n)
 			}
 			return nil
 		},

@@ -16,6 +16,7 @@ func policyCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			showDefaultCommand(),
 			policyDiffCommand(),
+			policySuggestCommand(),
 			{
 				Name:      "check",
 				Usage:     "validate a policy file (default: ./agentbox.yaml, else the built-in default); with --within, prove it allows nothing BOUNDARY denies or asks",

@@ -1,0 +1,239 @@
+package policy
+
+import (
+	"path"
+	"sort"
+	"strings"
+)
+
+// generaliseCommands turns observed argvs into allow rules, program by
+// program, as specific as the observations allow in a prefix rule
+// language: words shared by every observation of a group are kept; where
+// they differ, words of the same extension seen at least twice become one
+// glob (tests/test_a.py, tests/test_b.py: tests/test_*.py); any other
+// difference splits the group (git status, git diff: two rules, never
+// "git"). A command observed with no further words is its own rule.
+func generaliseCommands(o *obs) []SuggestedRule {
+	var all [][]string
+	for _, a := range o.argvs {
+		all = append(all, a)
+	}
+	var out []SuggestedRule
+	generalise(nil, all, func(words []string, members [][]string) {
+		var src []string
+		for _, m := range members {
+			for _, s := range o.sources[strings.Join(m, "\x00")] {
+				src = appendNew(src, s)
+			}
+		}
+		sort.Strings(src)
+		out = append(out, SuggestedRule{Match: ruleText(words), Sources: src})
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Match < out[j].Match })
+	return dedupeRules(out)
+}
+
+func dedupeRules(rs []SuggestedRule) []SuggestedRule {
+	var out []SuggestedRule
+	for _, r := range rs {
+		if n := len(out); n > 0 && out[n-1].Match == r.Match {
+			for _, s := range r.Sources {
+				out[n-1].Sources = appendNew(out[n-1].Sources, s)
+			}
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// maxRuleWords bounds how long a suggested rule grows.
+const maxRuleWords = 6
+
+func generalise(prefix []string, argvs [][]string, emit func([]string, [][]string)) {
+	k := len(prefix)
+	if len(argvs) == 0 {
+		return
+	}
+	for _, a := range argvs {
+		if len(a) == k || k >= maxRuleWords {
+			emit(prefix, argvs)
+			return
+		}
+	}
+	byWord := map[string][][]string{}
+	for _, a := range argvs {
+		byWord[a[k]] = append(byWord[a[k]], a)
+	}
+	words := make([]string, 0, len(byWord))
+	for w := range byWord {
+		words = append(words, w)
+	}
+	sort.Strings(words)
+	if len(words) == 1 {
+		generalise(append(prefix[:k:k], words[0]), argvs, emit)
+		return
+	}
+	if k > 0 && allNumbers(words) {
+		// different numbers at one place: any value there
+		emit(append(prefix[:k:k], "*"), argvs)
+		return
+	}
+	used := map[string]bool{}
+	if k > 0 {
+		byExt := map[string][]string{}
+		for _, w := range words {
+			if e := path.Ext(w); e != "" && e != w && !strings.HasPrefix(w, "-") && !strings.ContainsAny(e, "*") {
+				byExt[e] = append(byExt[e], w)
+			}
+		}
+		for _, ws := range byExt {
+			if len(ws) < 2 {
+				continue
+			}
+			var members [][]string
+			for _, w := range ws {
+				used[w] = true
+				members = append(members, byWord[w]...)
+			}
+			emit(append(prefix[:k:k], globOf(ws)), members)
+		}
+	}
+	for _, w := range words {
+		if !used[w] {
+			generalise(append(prefix[:k:k], w), byWord[w], emit)
+		}
+	}
+}
+
+func allNumbers(ws []string) bool {
+	for _, w := range ws {
+		if w == "" || strings.Trim(w, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// globOf is the narrowest P*S word matching every word of ws (they share
+// an extension, so S is at least it).
+func globOf(ws []string) string {
+	p, s := ws[0], ws[0]
+	for _, w := range ws[1:] {
+		for !strings.HasPrefix(w, p) {
+			p = p[:len(p)-1]
+		}
+		for !strings.HasSuffix(w, s) {
+			s = s[1:]
+		}
+	}
+	for _, w := range ws {
+		if len(p)+len(s) > len(w) {
+			// prefix and suffix overlap in the shortest word
+			p = p[:max(0, len(w)-len(s))]
+		}
+	}
+	return p + "*" + s
+}
+
+// ruleText writes rule words so that parseRuleWords reads them back:
+// characters other than plain ones are escaped with a backslash ('*'
+// stays a glob).
+func ruleText(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		var b strings.Builder
+		for j := 0; j < len(w); j++ {
+			c := w[j]
+			if !plainRuneByte(c) {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(c)
+		}
+		if w == "" {
+			b.WriteString("''")
+		}
+		out[i] = b.String()
+	}
+	return strings.Join(out, " ")
+}
+
+func plainRuneByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80 ||
+		strings.IndexByte("-_./=:,+@%^*~", c) >= 0
+}
+
+// collapseFiles turns observed paths into globs by directory: two or more
+// files of one directory with the same extension become dir/*.ext; any
+// other file stays its own path.
+func collapseFiles(o *obs) []SuggestedRule {
+	byDir := map[string][]string{}
+	for _, a := range o.argvs {
+		p := a[0]
+		byDir[path.Dir(p)] = append(byDir[path.Dir(p)], p)
+	}
+	var out []SuggestedRule
+	for dir, ps := range byDir {
+		sort.Strings(ps)
+		srcs := func(paths []string) []string {
+			var s []string
+			for _, p := range paths {
+				for _, x := range o.sources[p] {
+					s = appendNew(s, x)
+				}
+			}
+			sort.Strings(s)
+			return s
+		}
+		byExt := map[string][]string{}
+		for _, p := range ps {
+			e := path.Ext(p)
+			if e == path.Base(p) || strings.ContainsAny(e, `*?[]{}\`) {
+				e = ""
+			}
+			byExt[e] = append(byExt[e], p)
+		}
+		for ext, group := range byExt {
+			if ext == "" || len(group) < 2 {
+				for _, p := range group {
+					out = append(out, SuggestedRule{Match: escapeGlob(p), Sources: srcs([]string{p})})
+				}
+				continue
+			}
+			g := escapeGlob(dir) + "/*" + ext
+			switch dir {
+			case ".":
+				g = "*" + ext
+			case "/":
+				g = "/*" + ext
+			}
+			out = append(out, SuggestedRule{Match: g, Sources: srcs(group)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Match < out[j].Match })
+	return out
+}
+
+// escapeGlob escapes the doublestar metacharacters of a literal path.
+func escapeGlob(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if strings.IndexByte(`*?[]{}\`, p[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
+}
+
+// exact keeps every observation as its own rule.
+func exact(o *obs) []SuggestedRule {
+	var out []SuggestedRule
+	for k, a := range o.argvs {
+		s := append([]string(nil), o.sources[k]...)
+		sort.Strings(s)
+		out = append(out, SuggestedRule{Match: a[0], Sources: s})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Match < out[j].Match })
+	return out
+}
