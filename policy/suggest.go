@@ -52,7 +52,6 @@ func (o *obs) add(argv []string, src string) {
 	}
 }
 
-
 // Suggest derives the least policy on base that allows the observed
 // actions (probes, as read from audit logs): command allow rules by
 // program and subcommand, as specific as the observations (see

@@ -7,7 +7,9 @@ import (
 	"testing"
 )
 
-func cmdProbe(s, src string) Probe { return Probe{Action: Action{Kind: Command, Command: s}, Source: src} }
+func cmdProbe(s, src string) Probe {
+	return Probe{Action: Action{Kind: Command, Command: s}, Source: src}
+}
 
 // suggestFrom suggests on the default from the probes and loads the
 // result with the strict loader.
