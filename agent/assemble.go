@@ -60,6 +60,9 @@ func NewTools(p *policy.Policy, cfg *sandbox.Config, log RedactingLog, appr Appr
 		CallTimeout: p.Sandbox.CallTimeout, OutputCap: cfg.OutputCap,
 		Network: cfg.Network, WorkspaceMode: cfg.WorkspaceMode,
 	}
+	if ct, ok := cfg.Egress.(CallTracker); ok {
+		t.Calls = ct
+	}
 	en, err := Enforcement(p, t.execApprover())
 	if err != nil {
 		return nil, err

@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
+	"sync/atomic"
 
 	"github.com/agentbox/agentbox/netproxy"
 	"github.com/agentbox/agentbox/policy"
@@ -13,18 +15,47 @@ import (
 // Egress is the host-side proxy of `network: proxy` for the sandbox
 // backends: each connection is served by package netproxy under the
 // policy's network rules, and each attempt is appended to the audit log as
-// a `net` record of the session.
+// a `net` record of the session (a refused placeholder also as an
+// `alarm`). With secrets or network.rules it brokers (see broker.go).
 type Egress struct {
 	Policy   *policy.Policy
 	Log      AuditLog          // must be safe for concurrent use (*audit.Writer is)
 	Resolver netproxy.Resolver // nil: the host's resolver
 	OnError  func(error)       // an event that could not be recorded; nil ignores it
+
+	broker *netproxy.Broker
+	call   atomic.Pointer[netproxy.Call]
 }
 
-var _ sandbox.Egress = (*Egress)(nil)
+// CallTracker learns which tool call runs, so that the proxy can bind
+// credentialed requests to it (receipts, secrets.NAME.during).
+type CallTracker interface {
+	BeginCall(id, command string)
+	EndCall()
+}
+
+var (
+	_ sandbox.Egress = (*Egress)(nil)
+	_ CallTracker    = (*Egress)(nil)
+)
 
 // NewEgress is the Egress of a session under p, recording to log.
 func NewEgress(p *policy.Policy, log AuditLog) *Egress { return &Egress{Policy: p, Log: log} }
+
+// BeginCall records the call now running (command: its decided script).
+func (e *Egress) BeginCall(id, command string) {
+	e.call.Store(&netproxy.Call{ID: id, Command: command})
+}
+
+// EndCall records that no call runs.
+func (e *Egress) EndCall() { e.call.Store(nil) }
+
+func (e *Egress) current() netproxy.Call {
+	if c := e.call.Load(); c != nil {
+		return *c
+	}
+	return netproxy.Call{}
+}
 
 // ServeEgress serves one connection of session through the proxy.
 func (e *Egress) ServeEgress(ctx context.Context, session string, c net.Conn) {
@@ -32,10 +63,18 @@ func (e *Egress) ServeEgress(ctx context.Context, session string, c net.Conn) {
 		c.Close() // fail closed: no rules, no egress
 		return
 	}
+	if e.Policy.Intercepts() && e.broker == nil {
+		c.Close() // fail closed: secrets or rules without their broker
+		return
+	}
 	px, err := netproxy.New(netproxy.Config{
-		Policy: e.Policy, Resolver: e.Resolver,
+		Policy: e.Policy, Resolver: e.Resolver, Broker: e.broker,
 		OnEvent: func(ev netproxy.Event) {
-			if err := e.Log.Append(ev.Record(session)); err != nil && e.OnError != nil {
+			err := e.Log.Append(ev.Record(session))
+			if a := ev.AlarmRecord(session); a != nil && err == nil {
+				err = e.Log.Append(a)
+			}
+			if err != nil && e.OnError != nil {
 				e.OnError(fmt.Errorf("audit log: recording a net event: %w", err))
 			}
 		},
@@ -48,10 +87,32 @@ func (e *Egress) ServeEgress(ctx context.Context, session string, c net.Conn) {
 }
 
 // WithEgress returns cfg with the host-side proxy set when its network is
-// proxy (any other mode needs none).
-func WithEgress(cfg sandbox.Config, p *policy.Policy, log AuditLog) sandbox.Config {
-	if cfg.Network == sandbox.NetworkProxy {
-		cfg.Egress = NewEgress(p, log)
+// proxy (any other mode needs none). When the policy has secrets or
+// network.rules it also starts the broker: the secrets are read on the
+// host now, the sandbox gets their placeholders and the session CA's
+// trust (cfg.Env, cfg.TrustPEM).
+func WithEgress(ctx context.Context, cfg sandbox.Config, p *policy.Policy, log AuditLog) (sandbox.Config, error) {
+	if cfg.Network != sandbox.NetworkProxy {
+		return cfg, nil
 	}
-	return cfg
+	e := NewEgress(p, log)
+	if p.Intercepts() {
+		env, trust, err := e.startBroker(ctx, cfg.SessionID)
+		if err != nil {
+			return cfg, err
+		}
+		vars := maps.Clone(cfg.Env)
+		if vars == nil {
+			vars = map[string]string{}
+		}
+		for k, v := range vars {
+			if _, brokered := env[k]; !brokered && e.holdsSecret(v) {
+				return cfg, fmt.Errorf("sandbox.env passes %s, whose value holds a brokered secret's value; remove it from sandbox.env (the sandbox gets the placeholder in the secret's own variable)", k)
+			}
+		}
+		maps.Copy(vars, env)
+		cfg.Env, cfg.TrustPEM = vars, trust
+	}
+	cfg.Egress = e
+	return cfg, nil
 }

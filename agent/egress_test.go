@@ -31,8 +31,10 @@ func TestEgressRecordsRefusal(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := &recLog{}
-	cfg := WithEgress(sandbox.Config{Network: sandbox.NetworkProxy}, p, log)
-	if cfg.Egress == nil || WithEgress(sandbox.Config{Network: sandbox.NetworkNone}, p, log).Egress != nil {
+	ctx := context.Background()
+	cfg, err := WithEgress(ctx, sandbox.Config{Network: sandbox.NetworkProxy}, p, log)
+	none, err2 := WithEgress(ctx, sandbox.Config{Network: sandbox.NetworkNone}, p, log)
+	if err != nil || err2 != nil || cfg.Egress == nil || none.Egress != nil {
 		t.Fatal("WithEgress: an Egress for proxy only")
 	}
 	client, server := net.Pipe()
@@ -56,5 +58,44 @@ func TestProxyDescribedToModel(t *testing.T) {
 	}
 	if s := sandboxNote(info); !strings.Contains(s, "proxy") || !strings.Contains(s, "403") {
 		t.Errorf("tool note: %s", s)
+	}
+}
+
+func TestWithEgressBrokersSecrets(t *testing.T) {
+	const value = "host-only-value-42424242"
+	t.Setenv("AGENT_BROKER_TOKEN", value)
+	t.Setenv("AGENT_BROKER_COPY", "x"+value)
+	pol := "version: 1\nsandbox:\n  network: proxy\n  env: [AGENT_BROKER_TOKEN]\nnetwork:\n  allow: [\"api.example.com\"]\nsecrets:\n  AGENT_BROKER_TOKEN: {from: \"env:AGENT_BROKER_TOKEN\", hosts: [api.example.com]}\n"
+	p, err := policy.Parse("p.yaml", []byte(pol))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := WithEgress(context.Background(), SandboxConfig(p, t.TempDir()), p, &recLog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph := cfg.Env["AGENT_BROKER_TOKEN"]
+	if !strings.HasPrefix(ph, PlaceholderPrefix) || len(cfg.TrustPEM) == 0 || cfg.Env["SSL_CERT_FILE"] != sandbox.CABundlePath {
+		t.Fatalf("sandbox env %v, trust %d bytes", cfg.Env, len(cfg.TrustPEM))
+	}
+	for k, v := range cfg.Env {
+		if strings.Contains(v, value) {
+			t.Errorf("the sandbox env carries the value in %s", k)
+		}
+	}
+	if strings.Contains(string(cfg.TrustPEM), "PRIVATE") {
+		t.Error("the CA key would enter the sandbox")
+	}
+	// Another passed variable holding the value refuses the session.
+	p2, err := policy.Parse("p.yaml", []byte(strings.Replace(pol, "env: [AGENT_BROKER_TOKEN]", "env: [AGENT_BROKER_COPY]", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WithEgress(context.Background(), SandboxConfig(p2, t.TempDir()), p2, &recLog{}); err == nil || !strings.Contains(err.Error(), "AGENT_BROKER_COPY") {
+		t.Errorf("a copy of the value in sandbox.env: %v", err)
+	}
+	t.Setenv("AGENT_BROKER_TOKEN", "")
+	if _, err := WithEgress(context.Background(), SandboxConfig(p, t.TempDir()), p, &recLog{}); err == nil || !strings.Contains(err.Error(), "empty or unset") {
+		t.Errorf("an unset secret: %v", err)
 	}
 }

@@ -67,6 +67,10 @@ type Tools struct {
 	// (`agentbox exec`); the model still gets the capped output.
 	Stdout, Stderr io.Writer
 
+	// Calls learns the call running (the proxy binds credentialed
+	// requests to it); nil: nobody.
+	Calls CallTracker
+
 	current string // the call in progress, for exec-time approvals
 	// approved are the ask rules the call in progress was approved under
 	// up front: a program of that call stopped at exec time under one of
@@ -236,7 +240,13 @@ func (t *Tools) Call(ctx context.Context, callID, name, argsJSON string) Outcome
 
 	// Run.
 	start := time.Now()
+	if t.Calls != nil {
+		t.Calls.BeginCall(callID, call.action.Command)
+	}
 	res, err := call.run(ctx, t)
+	if t.Calls != nil {
+		t.Calls.EndCall()
+	}
 	o.Ran = true
 	var fe *sandbox.FileError
 	if errors.As(err, &fe) {

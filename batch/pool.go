@@ -42,7 +42,13 @@ func (b *batcher) prepare(ctx context.Context, t *Task) *prepared {
 		return p
 	}
 	p.cp = cp
-	p.cfg = agent.WithEgress(SandboxConfig(pol, b.cfg.Sandbox, t.Workspace), pol, b.cfg.Audit)
+	p.cfg, err = agent.WithEgress(ctx, SandboxConfig(pol, b.cfg.Sandbox, t.Workspace), pol, b.cfg.Audit)
+	if err != nil {
+		_ = cp.Remove()
+		p.cp = nil
+		p.err = err
+		return p
+	}
 	p.cfg.SessionID = id
 	cp.Configure(&p.cfg)
 	// Exec-time asks: no terminal in a batch; --approve allow allows them.

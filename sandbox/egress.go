@@ -37,3 +37,25 @@ func ProxyEnv() map[string]string {
 		"NO_PROXY": noProxy, "no_proxy": noProxy,
 	}
 }
+
+// CABundlePath is where a backend mounts, read-only, the CA bundle of a
+// session whose proxy intercepts TLS: the image's system bundle followed
+// by the session CA (Config.TrustPEM).
+const CABundlePath = "/run/agentbox/ca-bundle.pem"
+
+// TrustEnv points the usual clients (OpenSSL and curl, Python requests,
+// Node, git, pip) at the session's CA bundle.
+func TrustEnv() map[string]string {
+	return map[string]string{
+		"SSL_CERT_FILE": CABundlePath, "REQUESTS_CA_BUNDLE": CABundlePath, "NODE_EXTRA_CA_CERTS": CABundlePath,
+		"GIT_SSL_CAINFO": CABundlePath, "CURL_CA_BUNDLE": CABundlePath, "PIP_CERT": CABundlePath,
+	}
+}
+
+// SystemBundles are the paths images keep their trusted roots at, the
+// first found is used.
+var SystemBundles = []string{
+	"/etc/ssl/certs/ca-certificates.crt", // Debian, Ubuntu, Alpine
+	"/etc/pki/tls/certs/ca-bundle.crt",   // Fedora, RHEL
+	"/etc/ssl/cert.pem",                  // Alpine, macOS-like layouts
+}

@@ -78,6 +78,11 @@ type Config struct {
 	// mounted into the sandbox. Backends that cannot mount a host socket
 	// always do; for Docker it is an option (the socket is the default).
 	ProxyOverChannel bool
+	// TrustPEM is a CA certificate (PEM) the sandbox trusts besides its
+	// image's roots: the proxy's session CA when it intercepts TLS. The
+	// backend mounts the combined bundle read-only at CABundlePath; the
+	// caller sets TrustEnv in Env. Only with NetworkProxy.
+	TrustPEM []byte
 
 	// WorkspaceCopy: Workspace is a session's copy of the user's directory
 	// (workspace.Copy), not the directory itself. A backend that carries

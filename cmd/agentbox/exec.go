@@ -61,7 +61,9 @@ func execAction(c *cli.Context) error {
 		return err
 	}
 	defer log.Close()
-	cfg = agent.WithEgress(cfg, p, log)
+	if cfg, err = agent.WithEgress(c.Context, cfg, p, log); err != nil {
+		return exitWith(exitUsage, err)
+	}
 	cp, err := implicitCopy(c, p, &cfg)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
@@ -29,6 +30,11 @@ func (h header) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "session %s · policy %s · network %s · workspace %s (%s) · audit %s\n",
 		h.session, src, net, h.workspace, h.mode, h.audit)
+	if net == sandbox.NetworkProxy {
+		if line := agent.BrokerSummary(h.policy); line != "" {
+			fmt.Fprintf(w, "network: %s\n", line)
+		}
+	}
 }
 
 // auditPathOf is the audit log path the command writes to (as

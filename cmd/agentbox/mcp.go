@@ -54,7 +54,9 @@ func mcpCommand() *cli.Command {
 				return err
 			}
 			defer log.Close()
-			cfg = agent.WithEgress(cfg, p, log) // network: proxy
+			if cfg, err = agent.WithEgress(c.Context, cfg, p, log); err != nil { // network: proxy
+				return exitWith(exitUsage, err)
+			}
 			in, out, err := mcpStdio(c)
 			if err != nil {
 				return err

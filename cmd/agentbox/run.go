@@ -90,7 +90,9 @@ func runCommand() *cli.Command {
 				return err
 			}
 			defer log.Close()
-			cfg = agent.WithEgress(cfg, p, log)
+			if cfg, err = agent.WithEgress(c.Context, cfg, p, log); err != nil {
+				return exitWith(exitUsage, err)
+			}
 			printer.Redact = log.Redact
 			events := agent.Events(printer)
 			if c.Bool("json-events") {

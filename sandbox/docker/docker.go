@@ -119,6 +119,10 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 		masks.remove()
 		return nil, fmt.Errorf("%w: the runtime was shut down while the sandbox started", sandbox.ErrClosed)
 	}
+	if err := eg.fillTrust(ctx, d.eng, resp.ID); err != nil {
+		_ = s.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
 	if err := s.connect(ctx); err != nil {
 		_ = s.Close(context.WithoutCancel(ctx))
 		return nil, err

@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -28,6 +29,7 @@ type Engine interface {
 	ContainerList(ctx context.Context, opts container.ListOptions) ([]container.Summary, error)
 	VolumeList(ctx context.Context, opts volume.ListOptions) (volume.ListResponse, error)
 	VolumeRemove(ctx context.Context, id string, force bool) error
+	CopyFromContainer(ctx context.Context, id, srcPath string) (io.ReadCloser, container.PathStat, error)
 }
 
 var _ Engine = (*client.Client)(nil)

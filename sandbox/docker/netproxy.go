@@ -31,6 +31,7 @@ const probeWait = 10 * time.Second
 // A nil *egressServer (any other network mode) does nothing.
 type egressServer struct {
 	dialer *wire.EgressDialer // over the channel; nil with the socket
+	trust  *trustBundle       // the session CA bundle when the proxy intercepts TLS
 
 	dir    string
 	sock   string
@@ -50,14 +51,19 @@ func startEgress(ctx context.Context, cfg sandbox.Config, id string) (*egressSer
 	if cfg.Egress == nil {
 		return nil, fmt.Errorf("%w: network: proxy needs the host-side proxy (sandbox.Config.Egress is nil; internal error) — refusing to start", sandbox.ErrConfig)
 	}
+	trust, err := newTrustBundle(cfg.TrustPEM)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.ProxyOverChannel {
-		return &egressServer{dialer: &wire.EgressDialer{Egress: cfg.Egress, Session: id}}, nil
+		return &egressServer{dialer: &wire.EgressDialer{Egress: cfg.Egress, Session: id}, trust: trust}, nil
 	}
 	dir, err := os.MkdirTemp("", proxyDirPrefix)
 	if err != nil {
+		trust.remove()
 		return nil, fmt.Errorf("%w: creating the network proxy's socket directory: %v; check $TMPDIR", sandbox.ErrUnavailable, err)
 	}
-	e := &egressServer{dir: dir, sock: filepath.Join(dir, "proxy.sock"), done: make(chan struct{})}
+	e := &egressServer{dir: dir, sock: filepath.Join(dir, "proxy.sock"), done: make(chan struct{}), trust: trust}
 	e.ln, err = net.ListenUnix("unix", &net.UnixAddr{Name: e.sock, Net: "unix"})
 	if err == nil {
 		// The directory (0700) keeps other host users out; the socket
@@ -69,6 +75,7 @@ func startEgress(ctx context.Context, cfg sandbox.Config, id string) (*egressSer
 			e.ln.Close()
 		}
 		_ = os.RemoveAll(dir)
+		trust.remove()
 		return nil, fmt.Errorf("%w: listening on the network proxy's socket: %v", sandbox.ErrUnavailable, err)
 	}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -140,6 +147,7 @@ func (e *egressServer) apply(ccfg *container.Config, hc *container.HostConfig) {
 		env = append(env, k+"="+penv[k])
 	}
 	ccfg.Env = env
+	e.trust.apply(hc)
 	if e.dialer == nil {
 		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: e.sock, Target: sandbox.ProxySocket, ReadOnly: true})
 	}
@@ -152,6 +160,14 @@ func (e *egressServer) socket() string {
 		return ""
 	}
 	return sandbox.ProxySocket
+}
+
+// fillTrust writes the session CA bundle once the container exists.
+func (e *egressServer) fillTrust(ctx context.Context, eng Engine, cid string) error {
+	if e == nil {
+		return nil
+	}
+	return e.trust.fill(ctx, eng, cid)
 }
 
 // dialProxy is the wire.Transport's DialProxy: set over the channel only.
@@ -171,6 +187,7 @@ func (e *egressServer) stop() {
 	}
 	if e.dialer != nil {
 		e.dialer.Wait()
+		e.trust.remove()
 		return
 	}
 	e.once.Do(func() {
@@ -178,6 +195,7 @@ func (e *egressServer) stop() {
 		e.ln.Close()
 		<-e.done
 		_ = os.RemoveAll(e.dir)
+		e.trust.remove()
 	})
 }
 

@@ -60,6 +60,9 @@ func checkConfig(cfg *sandbox.Config) error {
 	default:
 		return fmt.Errorf("%w: network %q: want none, proxy or open", sandbox.ErrConfig, cfg.Network)
 	}
+	if len(cfg.TrustPEM) > 0 {
+		return fmt.Errorf("%w: secrets and network.rules (TLS interception) are not supported on the kubernetes backend yet: the pod cannot mount the session's CA bundle; use --backend docker", sandbox.ErrConfig)
+	}
 	if err := cfg.DefaultLimits(); err != nil {
 		return err
 	}
