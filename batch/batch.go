@@ -45,9 +45,14 @@ type Config struct {
 	// prepared ahead (default: Concurrency).
 	NoPool   bool
 	PoolSize int
-	// Resume skips tasks that have a line in results.jsonl; with
-	// RetryFailed, only those whose line says ok.
-	Resume, RetryFailed bool
+	// Resume skips tasks that have a line in results.jsonl or whose
+	// session the journal (or the audit log) says ended; with RetryFailed,
+	// only those whose status is ok. A task that started but did not end is
+	// interrupted and runs again only with RerunInterrupted.
+	Resume, RetryFailed, RerunInterrupted bool
+	// AuditPath is the audit log's file, read on resume to rebuild the
+	// result of a task whose session ended before the batch recorded it.
+	AuditPath string
 
 	Runtime  sandbox.Runtime
 	Sandbox  Overrides
@@ -76,6 +81,10 @@ type Config struct {
 	Quiet    bool
 	// Events hears about every task as it starts and finishes (nil = none).
 	Events Events
+	// CrashAt ("POINT:TASK") kills this process with SIGKILL when task
+	// TASK reaches POINT (started, session-ended, journalled): a test hook
+	// for the resume guarantees (AGENTBOX_TEST_BATCH_CRASH_AT).
+	CrashAt string
 	// WorkRoot is the parent of every batch's work directory, where the
 	// workspace copies live (the CLI: DefaultWorkRoot); "" = OUTPUT/.work.
 	// Each batch works in WorkRoot/<batch id>, owned by this process: gc
@@ -119,6 +128,9 @@ type batcher struct {
 	cfg     Config
 	work    string // parent of the workspace copies
 	results *resultsFile
+	journal *journal
+	mu      sync.Mutex
+	started map[string]bool // tasks journalled as started in this run
 	prog    *progress
 	brk     *breaker
 }
@@ -156,7 +168,14 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	defer res.close()
-	b := &batcher{id: sandbox.NewID(), cfg: cfg, results: res, brk: newBreaker(cfg.EndpointFailures, cfg.Audit.Redact)}
+	jr, states, err := openJournal(filepath.Join(out, journalName), cfg.Resume)
+	if err != nil {
+		return Summary{}, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	defer jr.close()
+	b := &batcher{id: sandbox.NewID(), cfg: cfg, results: res, journal: jr, started: map[string]bool{},
+		brk: newBreaker(cfg.EndpointFailures, cfg.Audit.Redact)}
+	interrupted := b.recover(states, done)
 	if err := b.openWork(); err != nil {
 		return Summary{}, fmt.Errorf("%w: work directory: %w", ErrConfig, err)
 	}
@@ -168,6 +187,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		t := &cfg.Tasks[i]
 		if l, ok := done[t.ID]; ok && (!cfg.RetryFailed || l.Status == agent.StatusOK) {
 			finished[t.ID] = l
+			continue
+		}
+		if _, ok := interrupted[t.ID]; ok && !cfg.RerunInterrupted {
 			continue
 		}
 		pending = append(pending, t)
@@ -203,6 +225,13 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	stopped := b.brk.tripped()
 	for _, t := range cfg.Tasks {
 		l, ok := finished[t.ID]
+		if !ok && (b.started[t.ID] || (interrupted[t.ID] && !cfg.RerunInterrupted)) {
+			s.NotRun++
+			s.Tasks = append(s.Tasks, Line{ID: t.ID, Status: StatusInterrupted, Exit: exitInterrupted,
+				Error: "its session started but did not end; pass --rerun-interrupted with --resume to run it again", FilesChanged: []audit.FileChange{}})
+			s.ByStatus[StatusInterrupted]++
+			continue
+		}
 		if !ok {
 			s.NotRun++
 			if stopped != "" && ctx.Err() == nil {

@@ -32,6 +32,7 @@ type Line struct {
 	DurationMS       int64              `json:"duration_ms"`
 	WaitMS           int64              `json:"wait_ms"` // from pick-up to a running sandbox
 	Session          string             `json:"session"`
+	Batch            string             `json:"batch,omitempty"` // the batch id of the run that ran it
 	DeniedCalls      int                `json:"denied_calls"`
 	FilesChanged     []audit.FileChange `json:"files_changed"`
 	Error            string             `json:"error,omitempty"`

@@ -20,6 +20,7 @@ import (
 const (
 	exitFailed      = session.ExitFailed
 	exitUnavailable = session.ExitUnavailable
+	exitInterrupted = session.ExitInterrupted
 )
 
 // maxLogBytes caps the log excerpt kept per task.
@@ -60,8 +61,16 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 		return l, b.record(outDir, l, "", "setup failed: "+l.Error+"\n")
 	}
 
+	l.Batch, l.Session = b.id, p.sess.ID()
+	if err := b.journalStart(t, p.sess.ID()); err != nil {
+		b.discard(ctx, p)
+		l.Status, l.Exit, l.Error = StatusSetupFailed, exitFailed, err.Error()
+		return l, b.record(outDir, l, "", "setup failed: "+l.Error+"\n")
+	}
+	b.crashAt("started", t.ID)
 	res, log, denied, runErr := b.agentRun(ctx, p)
 	_ = p.sess.Close(context.WithoutCancel(ctx)) // no container outlives its task
+	b.crashAt("session-ended", t.ID)
 	interrupted := res.Status == agent.StatusInterrupted || (runErr != nil && ctx.Err() != nil)
 	if interrupted {
 		p.remove()
@@ -90,6 +99,11 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 func (b *batcher) record(outDir string, l Line, answer, log string) bool {
 	_ = writeTaskFiles(outDir, answer, log)
 	_ = writeJSON(filepath.Join(outDir, ResultFile), l)
+	if err := b.journal.put(journalEntry{Event: journalEnd, ID: l.ID, Session: l.Session, Batch: b.id, Result: &l}); err != nil {
+		b.prog.notice(fmt.Sprintf("task %s: %v", l.ID, err))
+		return false
+	}
+	b.crashAt("journalled", l.ID)
 	if err := b.results.append(l); err != nil {
 		b.prog.notice(fmt.Sprintf("task %s: %v", l.ID, err))
 		return false

@@ -26,6 +26,7 @@ func batchCommand() *cli.Command {
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"j"}, Usage: "tasks run at once (default: the number of cores)"},
 			&cli.BoolFlag{Name: "resume", Usage: "continue a batch: skip the tasks that have a line in results.jsonl"},
 			&cli.BoolFlag{Name: "retry-failed", Usage: "with --resume, also rerun the tasks whose status was not ok"},
+			&cli.BoolFlag{Name: "rerun-interrupted", Usage: "with --resume, also rerun the tasks whose session started but never ended (they may have had effects)"},
 			&cli.BoolFlag{Name: "no-pool", Usage: "do not prepare sandboxes ahead (each task starts its own)"},
 			&cli.IntFlag{Name: "pool", Usage: "tasks prepared ahead (default: --concurrency)"},
 			policyFlag(),
@@ -61,8 +62,8 @@ func batchAction(c *cli.Context) error {
 	if err := checkOutputFlags(c); err != nil {
 		return err
 	}
-	if c.Bool("retry-failed") && !c.Bool("resume") {
-		return usageError{errors.New("--retry-failed goes with --resume")}
+	if (c.Bool("retry-failed") || c.Bool("rerun-interrupted")) && !c.Bool("resume") {
+		return usageError{errors.New("--retry-failed and --rerun-interrupted go with --resume")}
 	}
 	if v := c.String("network"); v != "" {
 		if _, err := sandbox.ParseNetworkMode(v); err != nil {
@@ -116,6 +117,8 @@ func batchAction(c *cli.Context) error {
 	cfg := batch.Config{
 		Tasks: tasks, Output: c.String("output"), Concurrency: c.Int("concurrency"),
 		NoPool: c.Bool("no-pool"), PoolSize: c.Int("pool"), Resume: c.Bool("resume"), RetryFailed: c.Bool("retry-failed"),
+		RerunInterrupted: c.Bool("rerun-interrupted"), AuditPath: log.Path(),
+		CrashAt: os.Getenv("AGENTBOX_TEST_BATCH_CRASH_AT"),
 		Sandbox: batch.Overrides{Image: c.String("image"), Network: sandbox.NetworkMode(c.String("network")), ExecutorPath: c.String("executor")},
 		Policy:  def, Audit: log, Approver: appr, Model: mc, MaxSteps: c.Int("max-steps"), Timeout: c.Duration("timeout"),
 		Version: agentbox.Version, MaxCopyBytes: maxCopy, NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off" || !caps.OverlayStaging || caps.CopyOverChannel, Progress: c.App.ErrWriter,

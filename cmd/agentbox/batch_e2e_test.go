@@ -128,7 +128,9 @@ func TestBatchSIGKILLThenResume(t *testing.T) {
 		return ownerOf(t, cli, pid) == ""
 	})
 
-	r := batchRunEnv(t, env, "batch", tasks, "--resume", "--concurrency", "2", "--output", out, "--audit", logPath, "--json")
+	// The tasks killed mid-session are interrupted: they run again only
+	// when asked (see TestBatchResumeNeverRepeatsAFinishedTask).
+	r := batchRunEnv(t, env, "batch", tasks, "--resume", "--rerun-interrupted", "--concurrency", "2", "--output", out, "--audit", logPath, "--json")
 	if r.code != 0 {
 		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
 	}
