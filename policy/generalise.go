@@ -3,6 +3,7 @@ package policy
 import (
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -12,21 +13,30 @@ import (
 // they differ, words of the same extension seen at least twice become one
 // glob (tests/test_a.py, tests/test_b.py: tests/test_*.py); any other
 // difference splits the group (git status, git diff: two rules, never
-// "git"). A command observed with no further words is its own rule.
+// "git"). Arguments that are plain numbers become '*'. A command observed
+// with no further words is its own rule.
 func generaliseCommands(o *obs) []SuggestedRule {
 	var all [][]string
-	for _, a := range o.argvs {
-		all = append(all, a)
+	orig := map[string][]string{} // normalised argv -> the observed ones
+	for k, a := range o.argvs {
+		n := numbersAsGlobs(a)
+		nk := strings.Join(n, "\x00")
+		if _, ok := orig[nk]; !ok {
+			all = append(all, n)
+		}
+		orig[nk] = append(orig[nk], k)
 	}
 	var out []SuggestedRule
 	generalise(nil, all, func(words []string, members [][]string) {
 		var src []string
 		for _, m := range members {
-			for _, s := range o.sources[strings.Join(m, "\x00")] {
-				src = appendNew(src, s)
+			for _, k := range orig[strings.Join(m, "\x00")] {
+				for _, s := range o.sources[k] {
+					src = appendNew(src, s)
+				}
 			}
 		}
-		sort.Strings(src)
+		sortSources(src)
 		out = append(out, SuggestedRule{Match: ruleText(words), Sources: src})
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Match < out[j].Match })
@@ -74,11 +84,6 @@ func generalise(prefix []string, argvs [][]string, emit func([]string, [][]strin
 		generalise(append(prefix[:k:k], words[0]), argvs, emit)
 		return
 	}
-	if k > 0 && allNumbers(words) {
-		// different numbers at one place: any value there
-		emit(append(prefix[:k:k], "*"), argvs)
-		return
-	}
 	used := map[string]bool{}
 	if k > 0 {
 		byExt := map[string][]string{}
@@ -106,13 +111,16 @@ func generalise(prefix []string, argvs [][]string, emit func([]string, [][]strin
 	}
 }
 
-func allNumbers(ws []string) bool {
-	for _, w := range ws {
-		if w == "" || strings.Trim(w, "0123456789") != "" {
-			return false
+// numbersAsGlobs replaces the arguments that are plain numbers (counts,
+// sizes, ports: data, not intent) by '*'.
+func numbersAsGlobs(argv []string) []string {
+	out := append([]string(nil), argv...)
+	for i := 1; i < len(out); i++ {
+		if out[i] != "" && strings.Trim(out[i], "0123456789") == "" {
+			out[i] = "*"
 		}
 	}
-	return true
+	return out
 }
 
 // globOf is the narrowest P*S word matching every word of ws (they share
@@ -182,7 +190,7 @@ func collapseFiles(o *obs) []SuggestedRule {
 					s = appendNew(s, x)
 				}
 			}
-			sort.Strings(s)
+			sortSources(s)
 			return s
 		}
 		byExt := map[string][]string{}
@@ -231,9 +239,33 @@ func exact(o *obs) []SuggestedRule {
 	var out []SuggestedRule
 	for k, a := range o.argvs {
 		s := append([]string(nil), o.sources[k]...)
-		sort.Strings(s)
+		sortSources(s)
 		out = append(out, SuggestedRule{Match: a[0], Sources: s})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Match < out[j].Match })
 	return out
+}
+
+// sortSources orders "file:line" sources by file, then line number.
+func sortSources(s []string) {
+	sort.Slice(s, func(i, j int) bool {
+		fi, li := splitSource(s[i])
+		fj, lj := splitSource(s[j])
+		if fi != fj {
+			return fi < fj
+		}
+		return li < lj
+	})
+}
+
+func splitSource(s string) (string, int) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return s, 0
+	}
+	n, err := strconv.Atoi(s[i+1:])
+	if err != nil {
+		return s, 0
+	}
+	return s[:i], n
 }
