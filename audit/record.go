@@ -134,6 +134,8 @@ type Record struct {
 	NetAddr   string   `json:"net_addr,omitempty"`
 	BytesUp   *int64   `json:"bytes_up,omitempty"`
 	BytesDown *int64   `json:"bytes_down,omitempty"`
+	// session_end: records the OTLP sink had to drop (a slow collector).
+	OTLPDropped int `json:"otlp_dropped,omitempty"`
 	// One request inside an intercepted connection (net), a credentialed
 	// request's receipt (net: secret, call_id, body_sha256), a refused
 	// placeholder (alarm, what "secret_misuse").
@@ -276,6 +278,7 @@ func appendRecord(b []byte, r *Record, withMAC bool) ([]byte, error) {
 	b = optString(b, "net_addr", r.NetAddr)
 	b = optInt64(b, "bytes_up", r.BytesUp)
 	b = optInt64(b, "bytes_down", r.BytesDown)
+	b = optInt(b, "otlp_dropped", r.OTLPDropped)
 	b = optString(b, "net_method", r.NetMethod)
 	b = optString(b, "net_path", r.NetPath)
 	b = optInt(b, "net_status", r.NetStatus)

@@ -48,6 +48,24 @@ type Options struct {
 	// "…[truncated N bytes]" marker; longer tool-argument strings are
 	// replaced by their first PreviewBytes plus " …[N bytes, sha256 X]".
 	PreviewBytes int
+	// Sink, when set, receives every record once written (the redacted
+	// copy and its line, see Sink); the writer's Close closes it when it
+	// is an io.Closer.
+	Sink Sink
+}
+
+// Sink receives each record after it is written: rec is the copy as on
+// disk (redacted, with seq, time and prev), line its bytes without the
+// newline. It must not block (it runs under the writer's lock) nor keep
+// rec's slices.
+type Sink interface {
+	Record(rec *Record, line []byte)
+}
+
+// DropCounter is a Sink that may lose records (a bounded queue): the count
+// for a session goes into its session_end record as otlp_dropped.
+type DropCounter interface {
+	Dropped(session string) int
 }
 
 // Writer appends records to an audit log file. It is safe for concurrent use
@@ -58,6 +76,7 @@ type Writer struct {
 	path string
 	key  []byte
 	san  sanitizer
+	sink Sink
 
 	mu    sync.Mutex
 	f     *os.File
@@ -121,6 +140,7 @@ func Open(path string, opts Options) (*Writer, error) {
 		path: abs,
 		key:  key,
 		san:  newSanitizer(opts),
+		sink: opts.Sink,
 		f:    f,
 	}, nil
 }
@@ -163,6 +183,9 @@ func (w *Writer) Close() error {
 		err = cerr
 	}
 	w.f = nil
+	if c, ok := w.sink.(io.Closer); ok {
+		_ = c.Close() // a collector that is down never fails the session
+	}
 	return err
 }
 
@@ -241,6 +264,9 @@ func (w *Writer) Append(rec *Record) error {
 	}
 	clean.Time = clean.Time.UTC().Truncate(time.Microsecond)
 	clean.Prev = hex.EncodeToString(prev[:])
+	if dc, ok := w.sink.(DropCounter); ok && clean.Event == EventSessionEnd {
+		clean.OTLPDropped = dc.Dropped(clean.Session)
+	}
 	line, err := encodeLine(&clean, w.key)
 	if err != nil {
 		return err
@@ -261,6 +287,9 @@ func (w *Writer) Append(rec *Record) error {
 		w.dirty = false
 	}
 	rec.V, rec.Seq, rec.Time, rec.Prev, rec.MAC = clean.V, clean.Seq, clean.Time, clean.Prev, clean.MAC
+	if w.sink != nil {
+		w.sink.Record(&clean, line)
+	}
 	return nil
 }
 

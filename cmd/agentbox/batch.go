@@ -32,6 +32,7 @@ func batchCommand() *cli.Command {
 			policyFlag(),
 			&cli.StringFlag{Name: "audit", Usage: "audit log shared by all tasks (default: $XDG_STATE_HOME/agentbox/audit.jsonl)", EnvVars: []string{"AGENTBOX_AUDIT"}},
 			&cli.StringFlag{Name: "audit-key-file", Usage: "HMAC key file for the audit log (else $AGENTBOX_AUDIT_KEY)"},
+			otlpFlags()[0], otlpFlags()[1],
 			&cli.StringFlag{Name: "image", Usage: "sandbox image for every task (default: each policy's sandbox.image)"},
 			&cli.StringFlag{Name: "network", Usage: "none | proxy | open for every task (default: each policy's sandbox.network)"},
 			&cli.StringFlag{Name: "executor", Hidden: true, EnvVars: []string{"AGENTBOX_EXECUTOR"}},

@@ -13,7 +13,7 @@ import (
 
 // sandboxFlags are the flags of every command that starts a sandbox.
 func sandboxFlags() []cli.Flag {
-	return append(backendFlags(),
+	return append(append(backendFlags(), otlpFlags()...),
 		policyFlag(),
 		&cli.StringFlag{Name: "audit", Usage: "audit log (default: $XDG_STATE_HOME/agentbox/audit.jsonl; never inside the workspace)", EnvVars: []string{"AGENTBOX_AUDIT"}},
 		&cli.StringFlag{Name: "audit-key-file", Usage: "HMAC key file for the audit log (else $AGENTBOX_AUDIT_KEY)"},

@@ -76,8 +76,15 @@ func openAuditLog(c *cli.Context, policies []*policy.Policy, dirs []mountedDir) 
 	for _, p := range policies {
 		redact = append(redact, p.Audit.Redact...)
 	}
-	w, err := audit.Open(path, audit.Options{Key: key, Redact: redact, Secrets: knownSecrets(policies...), PreviewBytes: int(policies[0].Audit.PreviewBytes)})
+	sink, err := otlpSink(c)
 	if err != nil {
+		return nil, err
+	}
+	w, err := audit.Open(path, audit.Options{Key: key, Redact: redact, Secrets: knownSecrets(policies...), PreviewBytes: int(policies[0].Audit.PreviewBytes), Sink: sink})
+	if err != nil {
+		if cl, ok := sink.(interface{ Close() error }); ok {
+			cl.Close()
+		}
 		return nil, exitWith(exitUsage, fmt.Errorf("audit log %s: %w", path, err))
 	}
 	return w, nil
