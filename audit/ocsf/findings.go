@@ -48,7 +48,7 @@ func (x *exporter) alarm(s *src) map[string]any {
 	if kind == "" {
 		kind = firstOf(rec.What, "alarm")
 	}
-	subject := firstOf(rec.Path, argvLine(rec.Argv), rawString(s, "secret"), rawString(s, "host"), rec.Exe)
+	subject := firstOf(rec.Path, argvLine(rec.Argv), rawString(s, "secret"), rawString(s, "net_host"), rawString(s, "host"), rec.Exe)
 	title := kind
 	if subject != "" {
 		title += ": " + subject
@@ -77,7 +77,7 @@ func (x *exporter) alarm(s *src) map[string]any {
 	if len(rec.Argv) > 0 {
 		e.unmapped("argv", rec.Argv)
 	}
-	addRawExtras(e, s, "parents", "secret", "host", "method", "paths", "changes")
+	addRawExtras(e, s, "parents", "secret", "net_host", "net_method", "net_path", "net_status", "host", "method", "paths", "changes")
 	return e.done()
 }
 
