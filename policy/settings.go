@@ -9,9 +9,10 @@ import (
 )
 
 // CompareSettings lists every field outside the command, file and network
-// rules in which n is looser than b: commands.default and dynamic, the
-// network mode, host variables passed in, background, user, image,
-// runtime, workspace mode, limits, timeouts and audit redaction. It is
+// allow/deny rules in which n is looser than b: commands.default and
+// dynamic, the network mode, network.rules, passthrough, upstream_ca and
+// secrets, host variables passed in, background, user, image, runtime,
+// workspace mode, limits, timeouts and audit redaction. It is
 // pure; Within and the trust check for a local policy use it.
 func CompareSettings(n, b *Policy) []Finding {
 	var out []Finding
@@ -65,6 +66,7 @@ func CompareSettings(n, b *Policy) []Finding {
 	}
 	more("sandbox.timeouts.call", float64(ns.CallTimeout), float64(bs.CallTimeout), dur)
 	more("sandbox.timeouts.session", float64(ns.SessionTimeout), float64(bs.SessionTimeout), dur)
+	out = append(out, compareNetExtras(n, b)...)
 	kept := map[string]bool{}
 	for _, re := range n.Audit.Redact {
 		kept[re.String()] = true

@@ -149,3 +149,22 @@ func TestWithinNetwork(t *testing.T) {
 		}
 	}
 }
+
+// Credentials and L7 rules count: a secret released to another host, a
+// dropped deny rule of network.rules, a tunnel without interception.
+func TestWithinNetworkExtras(t *testing.T) {
+	b := parseT(t, "b.yaml", credsPolicy)
+	if r := Within(b, b, nil); !r.Holds() {
+		t.Fatalf("not within itself: %v %v", r.Looser, r.Unproven)
+	}
+	loose := strings.Replace(credsPolicy, `    - {host: api.example.com, paths: ["/admin/**", "/user/keys"], action: deny}
+`, "", 1)
+	loose = strings.Replace(loose, `hosts: [example.com], during`, `hosts: [example.com, api.example.com], during`, 1)
+	loose = strings.Replace(loose, "  rules:\n", "  passthrough: [\"pypi.org\"]\n  rules:\n", 1)
+	r := Within(parseT(t, "loose.yaml", loose), b, nil)
+	for _, want := range []string{"network.rules", "secrets", "network.passthrough"} {
+		if findField(r, want, "") == nil {
+			t.Errorf("%s not reported: %v", want, r.Looser)
+		}
+	}
+}
