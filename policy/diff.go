@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // DiffReport is what NEW decides differently from OLD, grouped by effect:
@@ -25,12 +26,15 @@ func Diff(old, new *Policy, probes []Probe) DiffReport {
 	st := Within(old, new, probes)
 	// In the stricter direction the roles swap: the example's "new" is OLD.
 	for i := range st.Looser {
-		if e := st.Looser[i].Example; e != nil {
+		f := &st.Looser[i]
+		if e := f.Example; e != nil {
 			x := *e
 			x.New, x.NewRule, x.Boundary, x.BoundaryRule = e.Boundary, e.BoundaryRule, e.New, e.NewRule
-			st.Looser[i].Example = &x
-			st.Looser[i].What = stricterWhat(st.Looser[i].What)
+			f.Example = &x
+			f.What = fmt.Sprintf("NEW decides %s by %s where OLD decides %s by %s", x.New, orDefault(x.NewRule), x.Boundary, orDefault(x.BoundaryRule))
+			continue
 		}
+		f.What = stricterWhat(f.What)
 	}
 	d := DiffReport{Old: old.Describe(), New: new.Describe(), Looser: lo.Looser, Stricter: st.Looser}
 	d.Unproven = append(append(d.Unproven, lo.Unproven...), st.Unproven...)
@@ -40,9 +44,12 @@ func Diff(old, new *Policy, probes []Probe) DiffReport {
 	return d
 }
 
-// stricterWhat rewords a finding of OLD within NEW for the stricter list.
+// stricterWhat rewords a settings finding of OLD within NEW for the
+// stricter list: there OLD is the looser one.
 func stricterWhat(w string) string {
-	return "NEW keeps what OLD lacks: " + w
+	w = strings.ReplaceAll(w, "(boundary: ", "(NEW: ")
+	w = strings.ReplaceAll(w, "the boundary", "NEW")
+	return "OLD " + w
 }
 
 // Same reports whether the policies decide alike on everything compared.
