@@ -54,7 +54,7 @@ func Load(path string) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy: read %s: %w", path, err)
 	}
-	return Parse(path, data)
+	return parse(path, data, true)
 }
 
 // Default returns the built-in default policy (policy.example.yaml). Its
@@ -70,8 +70,14 @@ func Default() *Policy {
 
 // Parse validates a policy held in memory; name is used in error messages
 // and as the policy's Path.
-func Parse(name string, data []byte) (*Policy, error) {
-	l := &loader{file: name}
+//
+// Parse does no I/O: the host-side sources a policy names (secret files
+// and commands, network.upstream_ca) are checked by Load only, on the host
+// (the in-sandbox executor parses the same bytes without them).
+func Parse(name string, data []byte) (*Policy, error) { return parse(name, data, false) }
+
+func parse(name string, data []byte, host bool) (*Policy, error) {
+	l := &loader{file: name, host: host}
 	if len(data) > maxPolicyBytes {
 		l.errs = append(l.errs, &LoadError{File: name, Msg: "the policy file is larger than 1 MiB; policies are small, check that this is the right file"})
 		return nil, l.err()
@@ -118,6 +124,7 @@ type loader struct {
 	errs      []*LoadError
 	examples  []example
 	netChecks []netCheck // see checkNetwork
+	host      bool       // check host-side sources (files, commands) too
 }
 
 type example struct {

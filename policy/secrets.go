@@ -153,7 +153,7 @@ func (l *loader) secrets(f string, n *yaml.Node, p *Policy) {
 			"from": func(f string, v *yaml.Node) {
 				sawFrom = true
 				if str, ok := l.str(f, v); ok {
-					if err := s.parseFrom(str); err != nil {
+					if err := s.parseFrom(str, l.host); err != nil {
 						l.errorf(v, f, "%v", err)
 					}
 				}
@@ -187,8 +187,8 @@ func (l *loader) secrets(f string, n *yaml.Node, p *Policy) {
 }
 
 // parseFrom checks a source: the variable name, a readable file, or a
-// command found on the host's PATH.
-func (s *Secret) parseFrom(from string) error {
+// command found on the host's PATH (with host: on the host only).
+func (s *Secret) parseFrom(from string, host bool) error {
 	s.From = from
 	kind, arg, ok := strings.Cut(from, ":")
 	if !ok || arg == "" {
@@ -200,17 +200,17 @@ func (s *Secret) parseFrom(from string) error {
 			return fmt.Errorf("%q: %q is not a variable name", from, arg)
 		}
 	case "file":
-		f, err := os.Open(arg)
-		if err != nil {
+		if f, err := os.Open(arg); host && err != nil {
 			return fmt.Errorf("%q: cannot read the file: %v", from, err)
+		} else if err == nil {
+			f.Close()
 		}
-		f.Close()
 	case "command":
 		argv, err := parseRuleWords(arg)
 		if err != nil {
 			return fmt.Errorf("%q: %v", from, err)
 		}
-		if _, err := exec.LookPath(argv[0]); err != nil {
+		if _, err := exec.LookPath(argv[0]); host && err != nil {
 			return fmt.Errorf("%q: %v", from, err)
 		}
 		s.argv = argv

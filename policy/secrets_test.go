@@ -131,3 +131,22 @@ func TestPresetsParse(t *testing.T) {
 	}
 }
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+func TestParseLeavesHostSourcesToLoad(t *testing.T) {
+	pol := []byte(`version: 1
+sandbox: {network: proxy}
+network: {allow: [example.com], upstream_ca: /nonexistent/ca.pem}
+secrets:
+  A: {from: "file:/nonexistent/token", hosts: [example.com]}
+  B: {from: "command:/nonexistent/helper", hosts: [example.com]}
+`)
+	if _, err := Parse("in-sandbox.yaml", pol); err != nil {
+		t.Errorf("Parse (the executor's, no host I/O): %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "p.yaml")
+	os.WriteFile(path, pol, 0o600)
+	_, err := Load(path)
+	if err == nil || len(LoadErrors(err)) != 3 {
+		t.Errorf("Load must check the host's sources: %v", err)
+	}
+}
