@@ -19,6 +19,7 @@ type SessionStart struct {
 	Workspace     string `json:"workspace"`
 	WorkspaceMode string `json:"workspace_mode"`
 	Audit         string `json:"audit"`
+	Broker        string `json:"broker,omitempty"` // BrokerSummary: secrets brokered, passthrough hosts
 }
 
 // outputEvent is a piece of a command's output: "text" when it is valid

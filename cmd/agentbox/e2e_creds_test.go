@@ -231,7 +231,7 @@ func TestBrokeredSecretsEffect(t *testing.T) {
 		if strings.HasPrefix(r.URL.Path, "/git/") {
 			if _, pw, ok := r.BasicAuth(); !ok || pw != value {
 				w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
-				http.Error(w, "auth required", 401)
+				http.Error(w, "auth required", http.StatusUnauthorized)
 				return
 			}
 			gitCGI.ServeHTTP(w, r)

@@ -88,6 +88,9 @@ func execAction(c *cli.Context) error {
 		}
 		start := agent.SessionStart{Session: tools.SessionID, Policy: p.Source(), Network: string(orNone(cfg.Network)),
 			Workspace: cfg.Workspace, WorkspaceMode: string(cfg.WorkspaceMode), Audit: auditPathOf(c)}
+		if cfg.Network == sandbox.NetworkProxy {
+			start.Broker = agent.BrokerSummary(p)
+		}
 		ctx, out := execOutput(c, tools, start)
 		defer out.stop()
 		if out.events != nil {

@@ -20,6 +20,7 @@ type header struct {
 	network            sandbox.NetworkMode
 	mode               sandbox.WorkspaceMode
 	audit              string
+	broker             string // agent.BrokerSummary; "" = from policy
 }
 
 func (h header) print(w io.Writer) {
@@ -30,10 +31,12 @@ func (h header) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "session %s · policy %s · network %s · workspace %s (%s) · audit %s\n",
 		h.session, src, net, h.workspace, h.mode, h.audit)
-	if net == sandbox.NetworkProxy {
-		if line := agent.BrokerSummary(h.policy); line != "" {
-			fmt.Fprintf(w, "network: %s\n", line)
-		}
+	line := h.broker
+	if line == "" && net == sandbox.NetworkProxy {
+		line = agent.BrokerSummary(h.policy)
+	}
+	if line != "" {
+		fmt.Fprintf(w, "network: %s\n", line)
 	}
 }
 
