@@ -85,6 +85,11 @@ type Config struct {
 	// TASK reaches POINT (started, session-ended, journalled): a test hook
 	// for the resume guarantees (AGENTBOX_TEST_BATCH_CRASH_AT).
 	CrashAt string
+	// MaxSandboxes caps the sandboxes running at once on this host across
+	// every agentbox process (hostcap; the CLI: hostcap.Limit), sharing
+	// SlotDir (hostcap.Dir); 0 = not capped.
+	MaxSandboxes int
+	SlotDir      string
 	// WorkRoot is the parent of every batch's work directory, where the
 	// workspace copies live (the CLI: DefaultWorkRoot); "" = OUTPUT/.work.
 	// Each batch works in WorkRoot/<batch id>, owned by this process: gc
@@ -131,6 +136,7 @@ type batcher struct {
 	journal *journal
 	mu      sync.Mutex
 	started map[string]bool // tasks journalled as started in this run
+	slots   *slots
 	prog    *progress
 	brk     *breaker
 }
@@ -176,6 +182,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	b := &batcher{id: sandbox.NewID(), cfg: cfg, results: res, journal: jr, started: map[string]bool{},
 		brk: newBreaker(cfg.EndpointFailures, cfg.Audit.Redact)}
 	interrupted := b.recover(states, done)
+	if err := b.openSlots(); err != nil {
+		return Summary{}, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	if err := b.openWork(); err != nil {
 		return Summary{}, fmt.Errorf("%w: work directory: %w", ErrConfig, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/agentbox/agentbox/agent"
+	"github.com/agentbox/agentbox/internal/hostcap"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
 )
@@ -20,6 +21,7 @@ type prepared struct {
 	cp   *workspace.Copy // the workspace copy
 	sess sandbox.Session
 	cfg  sandbox.Config
+	slot *hostcap.Slot // of the host-wide cap, while the sandbox exists
 	err  error
 }
 
@@ -64,7 +66,7 @@ func (b *batcher) prepare(ctx context.Context, t *Task) *prepared {
 		return p
 	}
 	p.cfg.Enforce = en
-	sess, err := b.cfg.Runtime.Start(ctx, p.cfg)
+	sess, err := b.startSandbox(ctx, p)
 	if err != nil {
 		_ = cp.Remove()
 		p.cp = nil
@@ -75,11 +77,13 @@ func (b *batcher) prepare(ctx context.Context, t *Task) *prepared {
 	return p
 }
 
-// remove deletes the task's workspace copy.
+// remove deletes the task's workspace copy and frees its sandbox slot.
 func (p *prepared) remove() {
 	if p.cp != nil {
 		_ = p.cp.Remove()
 	}
+	p.slot.Release()
+	p.slot = nil
 }
 
 // discard closes a prepared task that will not run.

@@ -10,6 +10,7 @@ import (
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/batch"
+	"github.com/agentbox/agentbox/internal/hostcap"
 	"github.com/agentbox/agentbox/internal/sizes"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
@@ -133,6 +134,12 @@ func batchAction(c *cli.Context) error {
 	cfg.DiskInSandbox = caps.DiskBound
 	if root, err := batch.DefaultWorkRoot(os.Getenv); err == nil {
 		cfg.WorkRoot = root
+	}
+	if cfg.MaxSandboxes, _, err = hostcap.Limit(os.Getenv, hostcap.HostFile); err != nil {
+		return usageError{err}
+	}
+	if cfg.SlotDir, err = hostcap.Dir(os.Getenv); err != nil {
+		return exitWith(exitUsage, err)
 	}
 	return withRuntime(c, func(rt backend) error {
 		_, _ = rt.GC(c.Context)

@@ -101,7 +101,7 @@ func startSlowBatch(t *testing.T, env []string) *exec.Cmd {
 // second, live batch.
 func TestBatchKill9ThenGC(t *testing.T) {
 	cli := testutil.RequireDocker(t)
-	env := baseEnv(t)
+	env := append(baseEnv(t), "AGENTBOX_MAX_SANDBOXES=8", "AGENTBOX_RUNTIME_DIR="+t.TempDir()) // two batches, two sandboxes each
 	state := ""
 	for _, e := range env {
 		if v, ok := strings.CutPrefix(e, "XDG_STATE_HOME="); ok {

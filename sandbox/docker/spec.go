@@ -54,7 +54,10 @@ func containerSpec(cfg sandbox.Config, exe, id string, owner map[string]string, 
 			Memory:     cfg.MemoryBytes,
 			MemorySwap: cfg.MemoryBytes,
 			NanoCPUs:   int64(cfg.CPUs * 1e9),
-			PidsLimit:  &pids,
+			// Half the default weight: under contention a runaway sandbox
+			// yields to the host's own work (and sandboxes share equally).
+			CPUShares: sandboxCPUShares,
+			PidsLimit: &pids,
 			Ulimits: []*units.Ulimit{
 				{Name: "nofile", Soft: 4096, Hard: 4096},
 				{Name: "core", Soft: 0, Hard: 0},
@@ -71,6 +74,10 @@ func containerSpec(cfg sandbox.Config, exe, id string, owner map[string]string, 
 	}
 	return ccfg, hc
 }
+
+// sandboxCPUShares is each sandbox's CPU weight (the engine's default is
+// 1024).
+const sandboxCPUShares = 512
 
 // runscPidsHeadroom is what gVisor's own host threads and processes (the
 // sentry, the gofer, the ptrace platform's stubs) need beside the
