@@ -231,9 +231,10 @@ func TestBatchCancelThenResume(t *testing.T) {
 		defer close(done)
 		sum, err = Run(ctx, cfg)
 	}()
-	testutil.Eventually(t, 2*time.Minute, "two results lines", func() bool {
+	testutil.Eventually(t, 2*time.Minute, "two results lines and a blocking task started", func() bool {
 		b, _ := os.ReadFile(results)
-		return strings.Count(string(b), "\n") >= 2
+		j, _ := os.ReadFile(filepath.Join(cfg.Output, journalName))
+		return strings.Count(string(b), "\n") >= 2 && strings.Contains(string(j), `"event":"start","id":"t2"`)
 	})
 	cancel()
 	<-done
