@@ -115,7 +115,7 @@ func (t *Tools) recordExecTime(callID string, res *sandbox.ExecResult) error {
 	}
 	for _, a := range res.Alarms {
 		if err := t.record(&audit.Record{Event: audit.EventAlarm, CallID: callID, Tool: ToolExecuteBash,
-			Rule: a.Rule, Path: a.Path, What: a.What, Action: a.Action}); err != nil {
+			Rule: a.Rule, Path: a.Path, What: a.What, Action: a.Action, Argv: a.Argv, Parents: a.Parents}); err != nil {
 			return err
 		}
 	}

@@ -62,6 +62,11 @@ func parseBash(raw []byte) (*toolCall, error) {
 
 func runBash(ctx context.Context, t *Tools, cmd string) (runResult, error) {
 	req := sandbox.ExecRequest{Command: cmd, Timeout: t.callTimeout()}
+	if t.Policy != nil {
+		// What the script should run: a program that runs and is not
+		// among them is an unexpected_exec alarm (parsed vs executed).
+		req.Expect = t.Policy.Decide(policy.Action{Kind: policy.Command, Command: cmd}).Programs()
+	}
 	var streams []*redactStream
 	for _, p := range []struct {
 		w   io.Writer

@@ -35,6 +35,13 @@ func appendExecInfo(b []byte, r *Record) ([]byte, error) {
 	}
 	b = optInt(b, "pid", r.PID)
 	b = optString(b, "exe", r.Exe)
+	if len(r.Parents) > 0 {
+		v, err := marshalValue(r.Parents)
+		if err != nil {
+			return nil, err
+		}
+		b = append(appendKey(b, "parents"), v...)
+	}
 	b = optString(b, "path", r.Path)
 	b = optString(b, "what", r.What)
 	b = optString(b, "action", r.Action)
@@ -71,6 +78,13 @@ func (z sanitizer) execInfo(c *Record) {
 		c.Argv = argv
 	}
 	c.Exe, c.Path, c.What, c.Action = z.text(c.Exe), z.text(c.Path), z.text(c.What), z.text(c.Action)
+	if len(c.Parents) > 0 {
+		ps := make([]string, len(c.Parents))
+		for i, p := range c.Parents {
+			ps[i] = z.text(p)
+		}
+		c.Parents = ps
+	}
 	if len(c.Programs) > 0 {
 		progs := make([]Program, len(c.Programs))
 		for i, p := range c.Programs {

@@ -117,6 +117,7 @@ type Record struct {
 	Argv            []string  `json:"argv,omitempty"`
 	PID             int       `json:"pid,omitempty"`
 	Exe             string    `json:"exe,omitempty"`
+	Parents         []string  `json:"parents,omitempty"` // alarm unexpected_exec/unknown_binary: "argv0 (pid)", nearest first
 	Path            string    `json:"path,omitempty"`
 	What            string    `json:"what,omitempty"`
 	Action          string    `json:"action,omitempty"`

@@ -23,7 +23,7 @@ func fullRecord() Record {
 		TaskID: "t1", Plan: []string{"a", "b"}, Text: "hello", Prompt: "Allow?", NetHost: "example.com", NetPort: 443,
 		NetAddr: "93.184.216.34:443", BytesUp: Ptr[int64](10), BytesDown: Ptr[int64](20),
 		NetMethod: "POST", NetPath: "/repos/x", NetStatus: 201, RuleText: "{host: x, action: allow}", Secret: "TOKEN", BodySHA256: "bs", OTLPDropped: 3,
-		Argv: []string{"rm", "-f", "x"}, PID: 42, Exe: "/usr/bin/rm", Path: ".git/config", What: "changed", Action: "restored",
+		Argv: []string{"rm", "-f", "x"}, PID: 42, Exe: "/usr/bin/rm", Parents: []string{"bash (1)"}, Path: ".git/config", What: "changed", Action: "restored",
 		Programs: []Program{{Name: "ls", Count: 2}}, ProgramsDropped: 1,
 		Prev: GenesisPrev, MAC: "mac",
 	}

@@ -101,7 +101,12 @@ func FormatRecord(rec *Record, color bool) string {
 	case EventNet:
 		d = netText(rec, paint)
 	case EventAlarm:
-		d = paint(ansiRed, "ALARM: "+joinNonEmpty(clean(rec.Reason, 200), clean(rec.Rule, 60)))
+		d = paint(ansiRed, "ALARM: "+joinNonEmpty(clean(rec.What, 30), clean(rec.Reason, 200), clean(rec.Rule, 120),
+			kv("path", clean(rec.Path, 120)), kv("action", clean(rec.Action, 20)), kv("argv", quoteClean(strings.Join(rec.Argv, " "), 120)),
+			kv("parents", clean(strings.Join(rec.Parents, " < "), 160))))
+	case EventExecDenied:
+		d = joinNonEmpty(clean(rec.Tool, 30), quoteClean(strings.Join(rec.Argv, " "), 120), kv("exe", clean(rec.Exe, 80)),
+			"→ "+decisionText(rec, paint))
 	case EventError:
 		d = paint(ansiRed, "error: "+clean(rec.Error, 200))
 	default:

@@ -166,6 +166,12 @@ func ComputeStats(r io.Reader) (Stats, error) {
 				t.Failed++
 				fail("error", rec.Error, rec.Tool, summary)
 			}
+		case EventExecDenied:
+			// A program the executor stopped at its exec is a denial of
+			// its session, listed among the top denials by its argv.
+			ss.Denied++
+			s.Decisions[rec.Decision]++
+			denied["exec_denied: "+strings.Join(rec.Argv[:min(len(rec.Argv), 6)], " ")]++
 		case EventError:
 			fail("error", rec.Error, rec.Tool, "")
 		case EventNet:

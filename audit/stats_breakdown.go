@@ -65,6 +65,11 @@ func (b *breakdown) add(rec *Record, failed bool) {
 		}
 	case EventAlarm:
 		d.Alarms++
+	case EventExecDenied:
+		d.Denied++
+		if rec.Rule != "" {
+			b.rule(rec.Rule, rec.Decision)
+		}
 	case EventToolCall:
 		if rec.Phase == PhaseResult {
 			if rec.Decision == "deny" && rec.Rule != "" { // denied below the parser

@@ -98,6 +98,10 @@ func (a *analyser) simple(cl *cmdline, d int, in stdinInfo, wd int) {
 	if strings.Contains(name, "/") {
 		base = path.Base(name)
 	}
+	if !a.argvMode && sessionPath(name) {
+		// Known at exec time by content; up front by where it lives.
+		a.add(a.p.unknownPart(cl.argv()), nil)
+	}
 	switch name {
 	case "source", ".":
 		a.always("always.source", cl.argv(), "source and . run a file's contents as commands, unseen by the analysis")

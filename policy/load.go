@@ -218,9 +218,12 @@ func (l *loader) commands(f string, n *yaml.Node, p *Policy) {
 	l.mapping(n, f, map[string]func(string, *yaml.Node){
 		"default": func(f string, v *yaml.Node) { l.verdict(f, v, &p.cmd.def) },
 		"dynamic": func(f string, v *yaml.Node) { l.verdict(f, v, &p.cmd.dynamic) },
-		"allow":   func(f string, v *yaml.Node) { p.cmd.lists[Allow] = l.rules(f, v, Allow) },
-		"ask":     func(f string, v *yaml.Node) { p.cmd.lists[Ask] = l.rules(f, v, Ask) },
-		"deny":    func(f string, v *yaml.Node) { p.cmd.lists[Deny] = l.rules(f, v, Deny) },
+		"unknown_binaries": func(f string, v *yaml.Node) {
+			l.verdict(f, v, &p.cmd.unknown)
+		},
+		"allow": func(f string, v *yaml.Node) { p.cmd.lists[Allow] = l.rules(f, v, Allow) },
+		"ask":   func(f string, v *yaml.Node) { p.cmd.lists[Ask] = l.rules(f, v, Ask) },
+		"deny":  func(f string, v *yaml.Node) { p.cmd.lists[Deny] = l.rules(f, v, Deny) },
 	})
 }
 

@@ -173,6 +173,7 @@ type AuditSettings struct {
 
 type commandRules struct {
 	def, dynamic Verdict
+	unknown      Verdict // unknown_binaries: programs not in the image (default allow)
 	lists        [3][]*rule // indexed by Verdict: allow, ask, deny
 	idx          *atomic.Pointer[ruleIndex]
 }
@@ -217,7 +218,7 @@ func newPolicy() *Policy {
 	return &Policy{
 		Sandbox: defaultSandbox(),
 		Audit:   AuditSettings{PreviewBytes: 4 << 10},
-		cmd:     commandRules{def: Ask, dynamic: Deny, idx: &atomic.Pointer[ruleIndex]{}},
+		cmd:     commandRules{def: Ask, dynamic: Deny, unknown: Allow, idx: &atomic.Pointer[ruleIndex]{}},
 		read:    fileRules{allow: []string{"**"}},
 		write:   fileRules{allow: []string{"**"}},
 	}

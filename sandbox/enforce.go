@@ -29,6 +29,14 @@ type Enforcement struct {
 	// RuntimeDefault) or cannot answer ENOSYS from it (gVisor). Docker's
 	// profile has the same rules.
 	SetIDFilter bool
+	// ByContent makes the executor know programs by content: the image's
+	// manifest of executables (sandbox.Manifest), cached on the host under
+	// Image, the image's id ("sha256:…"; "" builds it anew each session).
+	// Backends set it.
+	ByContent bool
+	Image     string
+	// ManifestDir is where manifests are cached ("" = ManifestDir()).
+	ManifestDir string
 }
 
 // ExecAsk is an exec the command rules say to ask about.
@@ -66,4 +74,10 @@ type Alarm struct {
 	What   string `json:"what"`
 	Action string `json:"action"`
 	Rule   string `json:"rule,omitempty"`
+	// Argv and Parents (nearest first, "argv0 (pid)") name the program of
+	// an "unexpected_exec" (it ran, and the up-front analysis of the
+	// command did not predict it) or an "unknown_binary" (its file is not
+	// one of the image's executables) alarm.
+	Argv    []string `json:"argv,omitempty"`
+	Parents []string `json:"parents,omitempty"`
 }

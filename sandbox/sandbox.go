@@ -138,6 +138,10 @@ type ExecRequest struct {
 	// nothing is buffered beyond one chunk. A writer that fails gets no
 	// more output; the command runs on.
 	Stdout, Stderr io.Writer
+	// Expect are the programs the up-front analysis of Command predicted
+	// (policy.Decision.Programs); one that runs and is not among them is
+	// reported as an "unexpected_exec" alarm. Nil: no such check.
+	Expect []string
 }
 
 // ExecResult is the outcome of one command. Output is stdout and stderr

@@ -24,10 +24,11 @@ type policyJudge struct{ p *policy.Policy }
 
 var _ executor.Judge = policyJudge{}
 
-// JudgeExec decides argv as executed; exe, when set, is the executable
-// argv[0] does not name, and the stricter of the two decisions wins.
-func (j policyJudge) JudgeExec(exe string, argv []string) executor.Decision {
-	d := j.p.DecideExec(exe, argv)
+// JudgeExec decides a program as executed: argv, the executable when
+// argv[0] does not name it, the names its content has in the image, and
+// whether it is one of the image's executables; the strictest wins.
+func (j policyJudge) JudgeExec(x executor.Exec) executor.Decision {
+	d := j.p.DecideProgram(x.Exe, x.Argv, x.Names, x.Unknown)
 	reason := d.Reason
 	if d.Why != "" && !strings.Contains(reason, d.Why) {
 		reason += " (" + d.Why + ")"

@@ -72,7 +72,8 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 		masks.remove()
 		return nil, err
 	}
-	ccfg.Image = img.ID // run exactly the image inspected (and audited), not whatever the tag points to later
+	ccfg.Image = img.ID                                     // run exactly the image inspected (and audited), not whatever the tag points to later
+	cfg.Enforce.ByContent, cfg.Enforce.Image = true, img.ID // its manifest of executables is cached under this id
 	applyGVisor(cfg, hc)
 	if err := q.apply(ccfg, hc); err != nil {
 		masks.remove()

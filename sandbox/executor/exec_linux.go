@@ -37,7 +37,15 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 	if err != nil {
 		return &wire.Response{Error: "pipe: " + err.Error()}
 	}
-	c := &traceCall{judge: s.judge, limit: s.pidsBudget(), untraced: s.noTrace, viaShim: s.viaShim}
+	c := &traceCall{judge: s.judge, limit: s.pidsBudget(), untraced: s.noTrace, viaShim: s.viaShim, ids: s.ids}
+	if req.Expect != nil {
+		// The executor's own bash (started through the shim under gVisor,
+		// so seen at an exec stop) is expected.
+		c.expect = map[string]bool{"bash": true}
+		for _, p := range req.Expect {
+			c.expect[p] = true
+		}
+	}
 	if s.link != nil {
 		c.ask = s.link.asker(req.ID, deadline)
 	}
@@ -145,6 +153,11 @@ func (c *traceCall) report(resp *wire.Response) {
 	for _, st := range c.stopped {
 		resp.Execs = append(resp.Execs, wire.ExecStop{Argv: st.argv, Exe: st.exe, PID: st.pid,
 			Verdict: st.verdict.String(), Rule: st.rule, Reason: st.reason})
+	}
+	resp.Alarms = append(resp.Alarms, c.noted...)
+	if c.notedOver > 0 {
+		resp.Alarms = append(resp.Alarms, wire.Alarm{What: "unexpected_exec", Action: "reported",
+			Rule: fmt.Sprintf("%d more programs that were not predicted or not in the image ran (not listed)", c.notedOver)})
 	}
 	if c.overLimit > 0 {
 		resp.Alarms = append(resp.Alarms, wire.Alarm{What: "pids", Action: "killed",

@@ -47,6 +47,8 @@ type Server struct {
 	self    int
 	ooms    int64 // the cgroup's OOM-kill count after the last call; -1 unknown
 	judge   Judge
+	ids     *identities       // the image's executables by content (nil: none)
+	built   *sandbox.Manifest // the manifest made at hello, returned to the host
 	tracer  *tracer
 	pidsMax int
 	effects *effects
@@ -59,6 +61,7 @@ type Server struct {
 	noTrace         bool   // benchmarks: the same call without exec-time rules
 	viaShim         bool   // commands start through the exec shim (gVisor)
 	proxyAddr       string // tests on a host: where the channel forwarder listens
+	manifestRoot    string // tests on a host: the image root the manifest is made of
 }
 
 // dir is the workspace commands run in.
@@ -119,7 +122,7 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 		}
 		defer stop()
 	}
-	if err := s.link.reply(&wire.Response{ID: hello.ID, Version: s.Version, Protocol: wire.Protocol, Ifaces: ifaceNames()}); err != nil {
+	if err := s.link.reply(&wire.Response{ID: hello.ID, Version: s.Version, Protocol: wire.Protocol, Ifaces: ifaceNames(), Manifest: s.built}); err != nil {
 		return err
 	}
 	return s.loop(r, hello)
@@ -150,6 +153,9 @@ func (s *Server) setup(hello *wire.Request) error {
 			return fmt.Errorf("loading the policy's command rules: %w", err)
 		}
 		s.judge = newCachedJudge(j)
+	}
+	if err := s.loadManifest(hello); err != nil {
+		return err
 	}
 	if hello.Effects != nil && (len(hello.Effects.Deny) > 0) {
 		if s.Match == nil {

@@ -25,27 +25,51 @@ type Decision struct {
 	Reason  string
 }
 
-// Judge decides one program as it is executed: argv as the new image
-// received it, and exe, the executable's path, when argv[0] does not name
-// the executable (bash's `exec -a ls rm`, a multi-call binary) — then both
-// names matter and the judge must weigh both; exe is "" when argv[0] names
-// the executable (an alias such as python3 → python3.11 included). It must
-// be safe for concurrent use and fast: it runs while the program waits at
-// its exec stop.
+// Exec is one program at its exec stop, as a Judge sees it.
+type Exec struct {
+	// Argv is argv as the new image received it.
+	Argv []string
+	// Exe is the executable's path when argv[0] does not name the
+	// executable (bash's `exec -a ls rm`, a multi-call binary): then both
+	// names matter. "" when argv[0] names it (an alias such as python3 →
+	// python3.11 included).
+	Exe string
+	// Names are the names the executed file's content has in the image
+	// (its manifest): a copy or link of python3 under any name has
+	// python3's. Every one of them must be weighed too.
+	Names []string
+	// Unknown is set when the file is not one of the image's executables
+	// (built, downloaded or copied in the session): the policy's
+	// commands.unknown_binaries applies too. Never set without a manifest.
+	Unknown bool
+}
+
+// Judge decides one program as it is executed: the most restrictive of
+// what argv[0], Exe and each of Names say, and of unknown_binaries when
+// Unknown. It must be safe for concurrent use and fast: it runs while the
+// program waits at its exec stop.
 type Judge interface {
-	JudgeExec(exe string, argv []string) Decision
+	JudgeExec(x Exec) Decision
 }
 
 // JudgeFunc adapts a function of one argv whose argv[0] is the program
-// that really runs (the executable's path when argv[0] names another).
+// that really runs; it is called for argv[0], Exe and each of Names, and
+// the most restrictive answer wins (Unknown is not weighed).
 type JudgeFunc func(argv []string) Decision
 
-// JudgeExec calls f with argv[0] replaced by exe when exe is set.
-func (f JudgeFunc) JudgeExec(exe string, argv []string) Decision {
-	if exe != "" {
-		argv = append([]string{exe}, argv[min(1, len(argv)):]...)
+// JudgeExec calls f for each name of the program.
+func (f JudgeFunc) JudgeExec(x Exec) Decision {
+	argv := x.Argv
+	if x.Exe != "" {
+		argv = append([]string{x.Exe}, argv[min(1, len(argv)):]...)
 	}
-	return f(argv)
+	d := f(argv)
+	for _, n := range x.Names {
+		if e := f(append([]string{n}, x.Argv[min(1, len(x.Argv)):]...)); e.Verdict > d.Verdict {
+			d = e
+		}
+	}
+	return d
 }
 
 var _ Judge = JudgeFunc(nil)
@@ -68,15 +92,18 @@ func newCachedJudge(j Judge) *cachedJudge {
 	return &cachedJudge{j: j, m: map[string]Decision{}}
 }
 
-func (c *cachedJudge) JudgeExec(exe string, argv []string) Decision {
-	key := exe + "\x00\x00" + strings.Join(argv, "\x00")
+func (c *cachedJudge) JudgeExec(x Exec) Decision {
+	key := x.Exe + "\x00\x00" + strings.Join(x.Names, "\x00") + "\x00\x00" + strings.Join(x.Argv, "\x00")
+	if x.Unknown {
+		key = "?" + key
+	}
 	c.mu.Lock()
 	d, ok := c.m[key]
 	c.mu.Unlock()
 	if ok {
 		return d
 	}
-	d = c.j.JudgeExec(exe, argv)
+	d = c.j.JudgeExec(x)
 	c.mu.Lock()
 	if len(c.m) >= judgeCacheSize {
 		clear(c.m)

@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"runtime"
+	"slices"
+	"strings"
 	"syscall"
 	"unsafe"
 
+	"github.com/agentbox/agentbox/sandbox/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -63,12 +67,20 @@ type traceCall struct {
 	// sets it when a child may not ask to be traced (gVisor).
 	viaShim bool
 
+	// ids knows programs by content (nil: no manifest, names only).
+	ids *identities
+	// expect are the programs the up-front analysis predicted (nil: no
+	// unexpected_exec check); see observe_linux.go.
+	expect map[string]bool
+
 	root       int
 	rootStatus syscall.WaitStatus
 	tasks      map[int]bool // tid → its first stop was seen
 	progs      programs
 	stopped    []execStop
 	overLimit  int
+	noted      []wire.Alarm // unexpected and unknown programs that ran
+	notedOver  int          // and those beyond maxNoted
 }
 
 // execStop is one exec that was not allowed to run.
@@ -241,14 +253,23 @@ func (c *traceCall) exec(pid int) bool {
 	if !named {
 		other, prog = exe, exe
 	}
+	var id identity
+	if c.ids != nil {
+		id = c.ids.identify(pid, exe)
+	}
 	if c.judge == nil {
 		c.progs.add(prog)
+		c.observe(pid, argv, exe, id)
 		return true
 	}
-	d := c.judge.JudgeExec(other, argv)
+	d := c.judge.JudgeExec(Exec{Argv: argv, Exe: other, Names: id.names, Unknown: c.ids != nil && !id.known})
 	if d.Verdict == Allow {
 		c.progs.add(prog) // only programs that run are listed
+		c.observe(pid, argv, exe, id)
 		return true
+	}
+	if len(id.names) > 0 && !slices.Contains(id.names, path.Base(argv[0])) {
+		d.Reason = "by content the file executed is the image's " + strings.Join(id.names, "/") + "; " + d.Reason
 	}
 	// Reported with the program that really runs first (its path, when
 	// argv[0] named another).
@@ -258,6 +279,7 @@ func (c *traceCall) exec(pid int) bool {
 	}
 	if d.Verdict == Ask && c.ask != nil && c.ask(shown, pid, d) {
 		c.progs.add(prog)
+		c.observe(pid, argv, exe, id)
 		return true
 	}
 	c.stopped = append(c.stopped, execStop{argv: shown, exe: exe, pid: pid, verdict: d.Verdict, rule: d.Rule, reason: d.Reason})

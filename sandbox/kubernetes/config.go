@@ -75,6 +75,9 @@ func checkConfig(cfg *sandbox.Config) error {
 	// The node's RuntimeDefault profile lets a process set set-id bits:
 	// the executor filters them out itself.
 	cfg.Enforce.SetIDFilter = true
+	// Programs known by content; the manifest is made at each session's
+	// hello (the image id is not known before the pod runs).
+	cfg.Enforce.ByContent = true
 	if cfg.OutputCap <= 0 {
 		cfg.OutputCap = sandbox.DefaultOutputCap
 	}

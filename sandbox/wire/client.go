@@ -155,6 +155,14 @@ func (c *Client) HelloConfig(ctx context.Context, cfg sandbox.Config, proxySocke
 		req.DeadlineMS = (3 * en.Heartbeat).Milliseconds()
 	}
 	c.approve = en.Approve
+	mdir := en.ManifestDir
+	if mdir == "" {
+		mdir, _ = sandbox.ManifestDir() // none: made anew each session
+	}
+	if en.ByContent && mdir != "" && en.Image != "" {
+		req.Manifest, _ = sandbox.LoadManifest(mdir, en.Image)
+	}
+	req.BuildManifest = en.ByContent && req.Manifest == nil
 	resp, err := c.roundTrip(ctx, req, HelloTimeout)
 	if err != nil {
 		return err
@@ -165,6 +173,14 @@ func (c *Client) HelloConfig(ctx context.Context, cfg sandbox.Config, proxySocke
 	c.peer = Peer{Version: resp.Version, Protocol: resp.Protocol, Ifaces: resp.Ifaces}
 	if resp.Protocol != Protocol {
 		return c.failKilled(&ProtocolError{Executor: resp.Protocol, Version: resp.Version})
+	}
+	if m := resp.Manifest; m != nil && req.BuildManifest && en.Image != "" {
+		// Cached for the image's next sessions; a failure only costs the
+		// next session the same work.
+		m.Image = en.Image
+		if mdir != "" {
+			_ = sandbox.SaveManifest(mdir, m)
+		}
 	}
 	if en.Heartbeat > 0 {
 		c.wg.Add(1)

@@ -15,7 +15,7 @@ func (c *Client) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 		timeout = DefaultTimeout
 	}
 	timeout = max(timeout, time.Millisecond) // the executor counts whole milliseconds
-	wreq := &Request{Op: OpExec, Command: req.Command, TimeoutMS: timeout.Milliseconds()}
+	wreq := &Request{Op: OpExec, Command: req.Command, TimeoutMS: timeout.Milliseconds(), Expect: req.Expect}
 	var out func(*OutChunk)
 	if req.Stdout != nil || req.Stderr != nil {
 		wreq.StreamOutput = true
@@ -42,7 +42,7 @@ func (c *Client) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 		res.DeniedExecs = append(res.DeniedExecs, sandbox.DeniedExec{Argv: e.Argv, Exe: e.Exe, PID: e.PID, Decision: e.Verdict, Rule: e.Rule, Reason: e.Reason})
 	}
 	for _, a := range resp.Alarms {
-		res.Alarms = append(res.Alarms, sandbox.Alarm{Path: string(a.Path), What: a.What, Action: a.Action, Rule: a.Rule})
+		res.Alarms = append(res.Alarms, sandbox.Alarm{Path: string(a.Path), What: a.What, Action: a.Action, Rule: a.Rule, Argv: a.Argv, Parents: a.Parents})
 	}
 	return res, nil
 }

@@ -42,4 +42,8 @@ type Alarm struct {
 	What   string `json:"what"`   // "created", "changed", "removed", "setid", "device", "incomplete"
 	Action string `json:"action"` // "removed", "restored", "cleared", "reported"
 	Rule   string `json:"rule,omitempty"`
+	// Argv and Parents (the parent chain, nearest first, each "argv0
+	// (pid)") describe a program: "unexpected_exec", "unknown_binary".
+	Argv    []string `json:"argv,omitempty"`
+	Parents []string `json:"parents,omitempty"`
 }

@@ -125,6 +125,15 @@ type Request struct {
 	// SetIDFilter (hello): the executor filters set-id mode bits out of
 	// every command's system calls itself (sandbox.Enforcement.SetIDFilter).
 	SetIDFilter bool `json:"setid_filter,omitempty"`
+	// Manifest (hello) is the image's executables by content (see
+	// sandbox.Manifest); without one, BuildManifest asks the executor to
+	// make it before any command runs and return it in the response.
+	Manifest      *sandbox.Manifest `json:"manifest,omitempty"`
+	BuildManifest bool              `json:"build_manifest,omitempty"`
+	// Expect (exec) are the programs the up-front analysis predicted; a
+	// program that runs and is not among them is an unexpected_exec
+	// alarm. Nil: no such check.
+	Expect []string `json:"expect,omitempty"`
 
 	Answer *Answer `json:"answer,omitempty"` // OpAnswer
 
@@ -162,6 +171,8 @@ type Response struct {
 	// interfaces (a sandbox with network: none must have only lo).
 	Protocol string   `json:"protocol,omitempty"`
 	Ifaces   []string `json:"ifaces,omitempty"`
+	// Manifest (hello) is the manifest the executor made (BuildManifest).
+	Manifest *sandbox.Manifest `json:"manifest,omitempty"`
 
 	// Exec: what the tracer and the effects check saw (see report.go).
 	// Ask is set on an intermediate frame that carries the exec's id and
