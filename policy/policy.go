@@ -173,7 +173,7 @@ type AuditSettings struct {
 
 type commandRules struct {
 	def, dynamic Verdict
-	unknown      Verdict // unknown_binaries: programs not in the image (default allow)
+	unknown      Verdict    // unknown_binaries: programs not in the image (default allow)
 	lists        [3][]*rule // indexed by Verdict: allow, ask, deny
 	idx          *atomic.Pointer[ruleIndex]
 }
