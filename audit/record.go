@@ -19,7 +19,12 @@ const (
 	EventNet          = "net" // one egress attempt (NetHost, NetPort, Decision, Rule, bytes)
 	// EventAlarm is one forbidden effect found after a call and undone:
 	// Path, What (created, changed, setid, ...), Action (removed,
-	// restored, cleared, ...), Rule.
+	// restored, cleared, ...), Rule. Two kinds describe a program instead
+	// (Action "reported" or "allowed"): What "unexpected_exec" (it ran and
+	// the up-front analysis did not predict it) and "unknown_binary" (its
+	// file is not one of the image's executables), each with Path (the
+	// executable), Argv, Parents ("argv0 (pid)", nearest first) and Rule
+	// (why).
 	EventAlarm = "alarm"
 )
 
