@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/audit/proof"
 )
 
 // FileVerdict is the verification verdict of one log.
@@ -23,6 +24,36 @@ type FileVerdict struct {
 	Count    int            `json:"damage_count"`
 	Unended  []string       `json:"unended"`
 	Unproven string         `json:"unproven,omitempty"`
+	// Checkpoint says whether the log still extends the signed
+	// checkpoint given to the viewer (Options.Checkpoint), "" without one.
+	Checkpoint   string `json:"checkpoint,omitempty"`
+	CheckpointOK bool   `json:"checkpoint_ok"`
+}
+
+// checkCheckpoint compares the log with a signed checkpoint (C2SP note):
+// its first N lines must hash to the checkpoint's root.
+func checkCheckpoint(path string, note []byte, vkey string) (string, bool) {
+	cp, err := proof.Open(note, vkey)
+	if err != nil {
+		return "INVALID checkpoint: " + err.Error(), false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err.Error(), false
+	}
+	defer f.Close()
+	t, err := proof.ReadTree(f)
+	if err != nil {
+		return err.Error(), false
+	}
+	root, err := t.Root(cp.Size)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("NOT extended: the signed checkpoint (%s) counts %d records, the log has %d", cp.Origin, cp.Size, t.Size()), false
+	case root != cp.Root:
+		return fmt.Sprintf("NOT extended: the log's first %d lines no longer hash to the root signed by %s", cp.Size, cp.Origin), false
+	}
+	return fmt.Sprintf("extended: signed checkpoint of %s (%d records, root %s) verified; the log has %d", cp.Origin, cp.Size, cp.Root, t.Size()), true
 }
 
 func verifyFile(path string, key []byte) FileVerdict {
@@ -108,6 +139,8 @@ func summarize(path string) ([]*Session, error) {
 			if rec.Decision == "deny" {
 				s.Denials++
 			}
+		case audit.EventExecDenied:
+			s.Denials++ // a program stopped at exec time
 		case audit.EventAlarm:
 			s.Alarms++
 		}

@@ -42,6 +42,11 @@ type Options struct {
 	// workspace copy still exists (copy mode, batch); nil, or ErrNoCopy,
 	// shows none.
 	Diff func(session string, w io.Writer) error
+	// Checkpoint is a signed checkpoint (C2SP note from agentbox audit
+	// checkpoint --sign-key) every log is checked against, with
+	// VerifyKey its verifier key; the verdicts show the result.
+	Checkpoint []byte
+	VerifyKey  string
 }
 
 // ErrNoCopy is what Options.Diff returns for a session whose copy is gone
@@ -164,6 +169,9 @@ func (s *Server) handleFiles(w http.ResponseWriter, r *http.Request) {
 	for i, f := range s.files {
 		out[i] = verifyFile(f, s.opts.Key)
 		out[i].Index = i
+		if len(s.opts.Checkpoint) > 0 && out[i].Error == "" {
+			out[i].Checkpoint, out[i].CheckpointOK = checkCheckpoint(f, s.opts.Checkpoint, s.opts.VerifyKey)
+		}
 	}
 	writeJSON(w, out)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/audit/proof"
 	"github.com/agentbox/agentbox/audit/web"
 	"github.com/urfave/cli/v2"
 )
@@ -26,6 +27,8 @@ func auditServeCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:0", Usage: "listen address; anything but loopback requires a token, printed in the URL"},
 			&cli.StringFlag{Name: "key-file", Usage: "HMAC key file to check MACs (else $AGENTBOX_AUDIT_KEY)"},
+			&cli.StringFlag{Name: "checkpoint", Usage: "a signed checkpoint (agentbox audit checkpoint --sign-key) to check each log against; needs --verify-key"},
+			&cli.StringFlag{Name: "verify-key", Usage: "verifier key of --checkpoint (or the file holding it)"},
 		},
 		Action: func(c *cli.Context) error {
 			files, err := interspersed(c)
@@ -45,6 +48,14 @@ func auditServeCommand() *cli.Command {
 				return exitWith(exitUsage, err)
 			}
 			opts := web.Options{Key: key, Diff: copyDiff}
+			if cp := c.String("checkpoint"); cp != "" {
+				if opts.Checkpoint, err = os.ReadFile(cp); err != nil {
+					return exitWith(exitUsage, fmt.Errorf("--checkpoint: %w", err))
+				}
+				if opts.VerifyKey, err = proof.ReadKey(c.String("verify-key")); err != nil || opts.VerifyKey == "" {
+					return usageError{fmt.Errorf("--checkpoint needs --verify-key (the key printed by agentbox audit keygen): %v", err)}
+				}
+			}
 			addr := c.String("addr")
 			if !web.IsLoopback(addr) {
 				if !c.IsSet("addr") {

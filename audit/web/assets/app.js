@@ -3,7 +3,7 @@
 "use strict";
 
 const token = new URLSearchParams(location.search).get("token") || "";
-const state = { files: [], file: 0, sessions: [], records: [], session: null, source: null };
+const state = { files: [], file: 0, sessions: [], records: [], session: null, source: null, damaged: {} };
 
 function api(path, params) {
   const q = new URLSearchParams(params || {});
@@ -70,6 +70,7 @@ function route() {
   renderNav();
   const s = rest.match(/^\/s\/(.+)$/);
   if (rest === "/verify") return showVerify();
+  if (rest === "/denials") return showDenials();
   if (s) return showSession(decodeURIComponent(s[1]));
   return showSessions();
 }
@@ -81,6 +82,7 @@ function renderNav() {
   nav.replaceChildren(...state.files.map(f =>
     el("a", { href: "#/f" + f.index + "/", class: f.index === state.file ? "on" : "", title: f.path },
       f.path.split("/").pop(), verdictBadge(f))),
+    el("a", { href: link("/denials"), id: "nav-denials" }, "denials"),
     el("a", { href: link("/verify"), id: "nav-verify" }, "verification"));
 }
 
@@ -96,17 +98,18 @@ async function showSessions() {
     el("td", {}, statusBadge(s)),
     el("td", { class: "mono" }, short(s.id, 12)),
     el("td", {}, fmtTime(s.start)),
-    el("td", {}, (s.user || "?") + "@" + (s.host || "?")),
+    el("td", { class: "wide" }, (s.user || "?") + "@" + (s.host || "?")),
     el("td", {}, short(s.task, 90), s.task_id ? el("div", { class: "muted" }, "batch task " + s.task_id) : null),
-    el("td", {}, short(s.policy_path, 40), el("div", { class: "muted mono" }, short(s.policy_sha256, 12))),
-    el("td", {}, s.model),
+    el("td", { class: "wide" }, short(s.policy_path, 40), el("div", { class: "muted mono" }, short(s.policy_sha256, 12))),
+    el("td", { class: "wide" }, s.model),
     el("td", { class: "num" }, s.calls),
     el("td", { class: "num" }, s.denials ? badge(s.denials, "bad") : "0"),
     el("td", { class: "num" }, s.alarms ? badge(s.alarms, "bad") : "0")));
   setMain(
     el("h1", {}, "Sessions ", el("span", { class: "muted" }, "· " + f.path)),
     el("table", { id: "sessions" },
-      el("thead", {}, el("tr", {}, ["status", "session", "started (UTC)", "user@host", "task", "policy", "model", "calls", "denials", "alarms"].map(h => el("th", {}, h)))),
+      el("thead", {}, el("tr", {}, ["status", "session", "started (UTC)", "user@host", "task", "policy", "model", "calls", "denials", "alarms"].map(h =>
+        el("th", { class: ["user@host", "policy", "model"].includes(h) ? "wide" : undefined }, h)))),
       el("tbody", {}, rows.length ? rows : el("tr", {}, el("td", { colspan: 10, class: "empty" }, "no sessions")))));
 }
 
@@ -218,8 +221,11 @@ function eventView(l, fresh) {
   }
   if (r.error && r.event !== "error" && r.phase !== "result") body.push(el("div", { class: "b-bad" }, "error: " + r.error));
   if (fresh) cls += " new";
+  const dmg = state.damaged[l.line];
+  if (dmg) cls += " damaged";
   return el("div", { class: cls, "data-line": l.line, "data-event": r.event },
-    el("div", { class: "t" }, fmtTime(r.time), el("div", {}, "line " + l.line)),
+    el("div", { class: "t" }, fmtTime(r.time), el("div", {}, "line " + l.line),
+      dmg ? el("div", { class: "dmg", title: dmg.detail }, badge("DAMAGED: " + dmg.kind, "bad")) : null),
     el("div", { class: "k" }, kind), el("div", { class: "body" }, body));
 }
 
@@ -233,8 +239,20 @@ function renderTimeline(_, freshLine) {
   document.getElementById("f-count").textContent = shown.length + " of " + state.records.length + " records";
 }
 
+// loadDamage fetches the verdicts and maps each damaged line (and each line
+// of a damaged run) of the current file to its damage.
+async function loadDamage() {
+  state.files = await api("api/files");
+  state.damaged = {};
+  const f = state.files[state.file];
+  for (const d of (f && f.damage) || []) {
+    for (let n = d.line; n <= (d.through || d.line); n++) state.damaged[n] = d;
+  }
+}
+
 async function showSession(id) {
   state.session = id;
+  await loadDamage();
   state.records = await api("api/records", { file: state.file, session: id });
   const start = state.records.find(l => l.rec.event === "session_start");
   const r = start ? start.rec : {};
@@ -269,9 +287,60 @@ async function showVerify() {
           f.damage.map(d => el("tr", {}, el("td", {}, d.through ? d.line + "–" + d.through : d.line), el("td", {}, badge(d.kind, "bad")), el("td", {}, d.detail)))));
     }
     if (f.unended && f.unended.length) card.append(el("p", {}, "sessions that never ended: ", el("span", { class: "mono" }, f.unended.join(", "))));
+    if (f.checkpoint) card.append(el("p", { class: "checkpoint" }, badge(f.checkpoint_ok ? "checkpoint ✓" : "checkpoint ✗", f.checkpoint_ok ? "ok" : "bad"), " ", f.checkpoint));
     if (f.unproven) card.append(el("p", { class: "muted" }, "Not proven: " + f.unproven));
     return card;
   }));
+}
+
+// ---- denials across sessions
+
+// denialKind says what a record denied, or "" when it denies nothing: a
+// tool call refused up front, a program stopped at exec time, an egress
+// attempt refused, an approval refused.
+function denialKind(r) {
+  if (r.event === "exec_denied") return "exec";
+  if (r.decision !== "deny") return "";
+  if (r.event === "tool_call") return "call";
+  if (r.event === "net") return "network";
+  if (r.event === "approval") return "approval";
+  return "";
+}
+
+function denialWhat(r) {
+  if (r.event === "exec_denied") return (r.argv || []).join(" ");
+  if (r.event === "net") return (r.net_host || "?") + (r.net_port ? ":" + r.net_port : "");
+  return (r.tool || "") + " " + (argsText(r) || (r.argv || []).join(" ") || r.prompt || "");
+}
+
+async function showDenials() {
+  state.session = null;
+  await loadDamage();
+  const all = (await api("api/records", { file: state.file })).filter(l => denialKind(l.rec));
+  const sel = (id, label, opts) => el("label", {}, label, el("select", { id, onchange: render }, el("option", { value: "" }, "any"), opts.map(o => el("option", { value: o }, o))));
+  const inp = (id, label, ph) => el("label", {}, label, el("input", { id, type: "search", placeholder: ph, oninput: render }));
+  const rules = [...new Set(all.map(l => l.rec.rule).filter(Boolean))].sort();
+  const body = el("tbody", {});
+  const counter = el("span", { class: "muted", id: "d-count" });
+  function render() {
+    const kind = val("d-kind"), rule = val("d-rule"), sess = val("d-session").toLowerCase(), text = val("d-text").toLowerCase();
+    const shown = all.filter(l => (!kind || denialKind(l.rec) === kind) && (!rule || l.rec.rule === rule) &&
+      (!sess || l.rec.session.toLowerCase().startsWith(sess)) && (!text || JSON.stringify(l.rec).toLowerCase().includes(text)));
+    body.replaceChildren(...(shown.length ? shown.map(l => {
+      const r = l.rec, dmg = state.damaged[l.line];
+      return el("tr", { class: "row denial-row" + (dmg ? " damaged" : ""), "data-line": l.line, onclick: () => { location.hash = link("/s/" + encodeURIComponent(r.session)); } },
+        el("td", {}, fmtTime(r.time)), el("td", { class: "mono" }, short(r.session, 12)), el("td", {}, badge(denialKind(r), "bad")),
+        el("td", { class: "mono" }, short(denialWhat(r), 120)), el("td", { class: "mono" }, r.rule || ""), el("td", {}, r.reason || r.decided_by || ""),
+        el("td", { class: "num" }, l.line, dmg ? el("div", {}, badge("DAMAGED: " + dmg.kind, "bad")) : null));
+    }) : [el("tr", {}, el("td", { colspan: 7, class: "empty" }, "no denials match"))]));
+    counter.textContent = shown.length + " of " + all.length + " denials";
+  }
+  setMain(el("h1", {}, "Denials ", el("span", { class: "muted" }, "· all sessions")),
+    el("div", { class: "filters" }, sel("d-kind", "kind", ["call", "exec", "network", "approval"]), sel("d-rule", "rule", rules),
+      inp("d-session", "session", "id or prefix"), inp("d-text", "text", "command, host, reason…"), counter),
+    el("div", { class: "scroll" }, el("table", { id: "denials" },
+      el("thead", {}, el("tr", {}, ["time (UTC)", "session", "kind", "what", "rule", "reason", "line"].map(h => el("th", {}, h)))), body)));
+  render();
 }
 
 // ---- live follow
