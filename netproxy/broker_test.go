@@ -318,3 +318,52 @@ func FuzzScrubReader(f *testing.F) {
 		}
 	})
 }
+
+func TestBrokerPassthroughAndPlainHTTP(t *testing.T) {
+	t.Setenv("BROKER_TEST_TOKEN", testValue)
+	up := newUpstream(t)
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "plain %s", r.Header.Get("Authorization"))
+	}))
+	t.Cleanup(plain.Close)
+	pport := strings.TrimPrefix(plain.URL, "http://127.0.0.1:")
+	yaml := fmt.Sprintf(`network:
+  allow: ["127.0.0.1"]
+  passthrough: ["127.0.0.1:%s"]
+secrets:
+  TOKEN: {from: "env:BROKER_TEST_TOKEN", hosts: ["127.0.0.1:%s"]}
+`, upstreamPort(up), pport)
+	pol := mustPolicy(t, yaml)
+	ca, _ := NewCA("t")
+	b := &Broker{CA: ca, Rules: pol, Secrets: []Secret{{Spec: pol.Secrets()[0], Placeholder: testPlaceholder, Value: testValue}}}
+	h := startProxy(t, yaml, nil, func(c *Config) { c.Broker = b })
+	pu, _ := url.Parse("http://" + h.addr)
+	// The passthrough host is a plain tunnel: the client sees the
+	// upstream's own certificate, not the session CA's.
+	roots := x509.NewCertPool()
+	roots.AddCert(up.Certificate())
+	c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu), TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	resp, err := c.Get(up.URL + "/x")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("passthrough: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	c.CloseIdleConnections()
+	ev := (&brokerHarness{harness: h}).waitFor(t, func(e Event) bool { return e.Method == "CONNECT" })
+	if ev.Intercept || !strings.Contains(ev.Reason, "passthrough") {
+		t.Errorf("passthrough event %+v", ev)
+	}
+	// Plain http:// through the broker: substituted for the secret's host.
+	pc := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
+	req, _ := http.NewRequest("GET", plain.URL+"/p", nil)
+	req.Header.Set("Authorization", "Bearer "+testPlaceholder)
+	resp, err = pc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.Contains(string(got), testValue) || !strings.Contains(string(got), "plain Bearer ****") {
+		t.Errorf("plain http: %d %q", resp.StatusCode, got)
+	}
+}
