@@ -157,11 +157,16 @@ func execTimeText(res *sandbox.ExecResult) string {
 		}
 		b.WriteString(". It was killed before it ran; the rest of the command went on without it.\n")
 	}
-	for i, a := range res.Alarms {
-		if i == maxListed {
-			fmt.Fprintf(&b, "[%d more effects were undone]\n", len(res.Alarms)-maxListed)
+	effects := 0
+	for _, a := range res.Alarms {
+		if programAlarm(a) {
+			continue // for reviewers (the audit log), not the model
+		}
+		if effects == maxListed {
+			b.WriteString("[more effects were undone]\n")
 			break
 		}
+		effects++
 		b.WriteString(alarmLine(a) + "\n")
 	}
 	if b.Len() > 0 {
@@ -170,8 +175,22 @@ func execTimeText(res *sandbox.ExecResult) string {
 	return b.String()
 }
 
-// alarmLine describes one effect undone after a call.
+// programAlarm tells the alarms about a program that ran (not predicted
+// up front, or not one of the image's executables) from effects undone.
+func programAlarm(a sandbox.Alarm) bool {
+	return a.What == "unexpected_exec" || a.What == "unknown_binary"
+}
+
+// alarmLine describes one effect undone after a call, or a program that
+// ran unpredicted or from outside the image.
 func alarmLine(a sandbox.Alarm) string {
+	if programAlarm(a) {
+		s := a.What + ": " + textutil.Clip(quoteArgv(a.Argv), 200)
+		if len(a.Parents) > 0 {
+			s += " (from " + textutil.Clip(strings.Join(a.Parents, " < "), 200) + ")"
+		}
+		return s
+	}
 	var b strings.Builder
 	b.WriteString("undone after the call: ")
 	if a.Path != "" {
@@ -212,6 +231,20 @@ func (t *Tools) redactExecTime(x *sandbox.ExecResult) ([]sandbox.DeniedExec, []s
 	var as []sandbox.Alarm
 	for _, a := range x.Alarms {
 		a.Path = t.redact(a.Path)
+		if a.Argv != nil {
+			argv := make([]string, len(a.Argv))
+			for i, s := range a.Argv {
+				argv[i] = t.redact(s)
+			}
+			a.Argv = argv
+		}
+		if a.Parents != nil {
+			ps := make([]string, len(a.Parents))
+			for i, s := range a.Parents {
+				ps[i] = t.redact(s)
+			}
+			a.Parents = ps
+		}
 		as = append(as, a)
 	}
 	return ds, as
