@@ -90,6 +90,12 @@ type Config struct {
 	// SlotDir (hostcap.Dir); 0 = not capped.
 	MaxSandboxes int
 	SlotDir      string
+	// Heartbeat is how often piped output names the tasks still running
+	// (0 = DefaultHeartbeat, <0 = never).
+	Heartbeat time.Duration
+	// MetricsAddr, when set, serves Prometheus text metrics at
+	// http://MetricsAddr/metrics while the batch runs.
+	MetricsAddr string
 	// WorkRoot is the parent of every batch's work directory, where the
 	// workspace copies live (the CLI: DefaultWorkRoot); "" = OUTPUT/.work.
 	// Each batch works in WorkRoot/<batch id>, owned by this process: gc
@@ -211,6 +217,20 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	start := time.Now()
 	b.prog.draw()
+	if cfg.MetricsAddr != "" {
+		stop, err := b.serveMetrics(cfg.MetricsAddr)
+		if err != nil {
+			return Summary{}, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		defer stop()
+	}
+	hb := cfg.Heartbeat
+	if hb == 0 {
+		hb = DefaultHeartbeat
+	}
+	hbCtx, hbStop := context.WithCancel(ctx)
+	hbDone := make(chan struct{})
+	go func() { defer close(hbDone); b.heartbeat(hbCtx, hb) }()
 	var mu sync.Mutex
 	ran := 0
 	b.schedule(ctx, pending, func(l Line) {
@@ -223,6 +243,8 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			cfg.Events.TaskFinished(l)
 		}
 	})
+	hbStop()
+	<-hbDone
 	b.prog.end()
 	elapsed := time.Since(start)
 

@@ -37,7 +37,9 @@ type progress struct {
 	denied  int
 	start   time.Time
 	drawn   bool
-	running []*Task // started and not finished, oldest first
+	running []*Task              // started and not finished, oldest first
+	since   map[string]time.Time // when each running task started
+	byStat  map[string]int       // tasks finished in this run, by status
 }
 
 func newProgress(w io.Writer, tty bool, total, pending int) *progress {
@@ -45,7 +47,8 @@ func newProgress(w io.Writer, tty bool, total, pending int) *progress {
 		w = io.Discard
 		tty = false
 	}
-	return &progress{w: w, tty: tty, total: total, pending: pending, start: time.Now()}
+	return &progress{w: w, tty: tty, total: total, pending: pending, start: time.Now(),
+		since: map[string]time.Time{}, byStat: map[string]int{}}
 }
 
 // started reports a task picked up by a worker.
@@ -53,12 +56,14 @@ func (p *progress) started(t *Task) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.running = append(p.running, t)
+	p.since[t.ID] = time.Now()
 	if p.tty && !p.quiet {
 		p.redraw()
 	}
 }
 
 func (p *progress) stopped(id string) {
+	delete(p.since, id)
 	for i, t := range p.running {
 		if t.ID == id {
 			p.running = append(p.running[:i], p.running[i+1:]...)
@@ -156,6 +161,7 @@ func (p *progress) finished(l Line) {
 	defer p.mu.Unlock()
 	p.add(l)
 	p.ran++
+	p.byStat[l.Status]++
 	p.stopped(l.ID)
 	if p.quiet {
 		return

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/agent"
@@ -43,6 +44,8 @@ func batchCommand() *cli.Command {
 			&cli.DurationFlag{Name: "timeout", Usage: "session timeout per task without timeout: (default: the policy's sandbox.timeouts.session)"},
 			&cli.StringFlag{Name: "approve", Value: "deny", Usage: "answer to the policy's ask: deny or allow (nobody is asked in a batch)"},
 			&cli.StringFlag{Name: "max-copy", Value: "1GiB", Usage: "largest workspace copied per task"},
+			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus text metrics at http://ADDR/metrics while the batch runs (e.g. 127.0.0.1:9464; port 0 picks one, printed)"},
+			&cli.DurationFlag{Name: "heartbeat", Value: batch.DefaultHeartbeat, Usage: "without a terminal, name the tasks still running this often (0 = never)"},
 			&cli.BoolFlag{Name: "json", Usage: "print the final summary as JSON on stdout"},
 			&cli.BoolFlag{Name: "json-events", Usage: "stream one JSON event per line on stdout (task_started, task_finished, end with the summary)"},
 		),
@@ -63,6 +66,9 @@ func batchAction(c *cli.Context) error {
 	}
 	if err := checkOutputFlags(c); err != nil {
 		return err
+	}
+	if c.Duration("heartbeat") < 0 {
+		return usageError{errors.New("--heartbeat must not be negative")}
 	}
 	if (c.Bool("retry-failed") || c.Bool("rerun-interrupted")) && !c.Bool("resume") {
 		return usageError{errors.New("--retry-failed and --rerun-interrupted go with --resume")}
@@ -120,7 +126,7 @@ func batchAction(c *cli.Context) error {
 		Tasks: tasks, Output: c.String("output"), Concurrency: c.Int("concurrency"),
 		NoPool: c.Bool("no-pool"), PoolSize: c.Int("pool"), Resume: c.Bool("resume"), RetryFailed: c.Bool("retry-failed"),
 		RerunInterrupted: c.Bool("rerun-interrupted"), AuditPath: log.Path(),
-		CrashAt: os.Getenv("AGENTBOX_TEST_BATCH_CRASH_AT"),
+		CrashAt: os.Getenv("AGENTBOX_TEST_BATCH_CRASH_AT"), MetricsAddr: c.String("metrics-addr"), Heartbeat: heartbeatOf(c),
 		Sandbox: batch.Overrides{Image: c.String("image"), Network: sandbox.NetworkMode(c.String("network")), ExecutorPath: c.String("executor")},
 		Policy:  def, Audit: log, Approver: appr, Model: mc, MaxSteps: c.Int("max-steps"), Timeout: c.Duration("timeout"),
 		Version: agentbox.Version, MaxCopyBytes: maxCopy, NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off" || !caps.OverlayStaging || caps.CopyOverChannel, Progress: c.App.ErrWriter,
@@ -188,4 +194,12 @@ func openBatchAudit(c *cli.Context, def *policy.Policy, tasks []batch.Task) (*au
 		}
 	}
 	return openAuditLog(c, policies, dirs)
+}
+
+// heartbeatOf is --heartbeat for batch.Config (0 on the command line: never).
+func heartbeatOf(c *cli.Context) time.Duration {
+	if d := c.Duration("heartbeat"); d > 0 {
+		return d
+	}
+	return -1
 }
