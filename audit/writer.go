@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"sync"
 	"time"
+
+	"github.com/agentbox/agentbox/audit/proof"
 )
 
 // GenesisPrev is the prev of the first line of a log: 64 zeros.
@@ -48,6 +50,10 @@ type Options struct {
 	// "…[truncated N bytes]" marker; longer tool-argument strings are
 	// replaced by their first PreviewBytes plus " …[N bytes, sha256 X]".
 	PreviewBytes int
+	// Checkpoints, when set, is a directory where Close writes a signed
+	// checkpoint of the whole log (see writeCheckpoint), signed with
+	// CheckpointKey (a note signer key from agentbox audit keygen).
+	Checkpoints, CheckpointKey string
 	// Sink, when set, receives every record once written (the redacted
 	// copy and its line, see Sink); the writer's Close closes it when it
 	// is an io.Closer.
@@ -78,6 +84,8 @@ type Writer struct {
 	san  sanitizer
 	sink Sink
 
+	cpDir, cpKey string
+
 	mu    sync.Mutex
 	f     *os.File
 	dirty bool // a record was written and not yet fsynced
@@ -89,6 +97,11 @@ type Writer struct {
 // group or others may write. Open does not check the chain: that is Verify's
 // job.
 func Open(path string, opts Options) (*Writer, error) {
+	if opts.Checkpoints != "" {
+		if err := proof.ValidSigner(opts.CheckpointKey); err != nil {
+			return nil, fmt.Errorf("audit: checkpoints to %s: %w", opts.Checkpoints, err)
+		}
+	}
 	if path == "" {
 		return nil, errors.New("audit: no log path given")
 	}
@@ -140,8 +153,8 @@ func Open(path string, opts Options) (*Writer, error) {
 		path: abs,
 		key:  key,
 		san:  newSanitizer(opts),
-		sink: opts.Sink,
-		f:    f,
+		sink: opts.Sink, cpDir: opts.Checkpoints, cpKey: opts.CheckpointKey,
+		f: f,
 	}, nil
 }
 
@@ -185,6 +198,11 @@ func (w *Writer) Close() error {
 	w.f = nil
 	if c, ok := w.sink.(io.Closer); ok {
 		_ = c.Close() // a collector that is down never fails the session
+	}
+	if w.cpDir != "" && err == nil {
+		if cerr := writeCheckpoint(w.path, w.cpDir, w.cpKey); cerr != nil {
+			err = fmt.Errorf("audit: checkpoint to %s: %w", w.cpDir, cerr)
+		}
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -373,6 +374,15 @@ func (l *loader) audit(f string, n *yaml.Node, dst *AuditSettings) {
 		"preview_bytes": func(f string, v *yaml.Node) {
 			if b, ok := l.size(f, v); ok {
 				dst.PreviewBytes = b
+			}
+		},
+		"checkpoints": func(f string, v *yaml.Node) {
+			if s, ok := l.str(f, v); ok {
+				if !filepath.IsAbs(s) {
+					l.errorf(v, f, "%q: give an absolute directory (outside every workspace)", s)
+					return
+				}
+				dst.Checkpoints = filepath.Clean(s)
 			}
 		},
 	})

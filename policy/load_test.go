@@ -82,6 +82,7 @@ sandbox:
 audit:
   redact: ['secret=\S+']
   preview_bytes: 0
+  checkpoints: /var/lib/audit-checkpoints/
 files:
   read: {allow: ["./src/**", "/workspace/docs/**", "/etc/*"]}
 `))
@@ -94,12 +95,18 @@ files:
 		s.OutputMaxBytes != 1024 || len(s.Env) != 0 || s.Background != "keep" {
 		t.Errorf("%+v", s)
 	}
-	if p.Audit.PreviewBytes != 0 || len(p.Audit.Redact) != 1 {
+	if p.Audit.PreviewBytes != 0 || len(p.Audit.Redact) != 1 || p.Audit.Checkpoints != "/var/lib/audit-checkpoints" {
 		t.Errorf("%+v", p.Audit)
 	}
 	allow, _ := p.FileRules(false)
 	if strings.Join(allow, " ") != "src/** docs/** /etc/*" {
 		t.Errorf("globs not cleaned: %q", allow)
+	}
+}
+
+func TestAuditCheckpointsMustBeAbsolute(t *testing.T) {
+	if _, err := Parse("x.yaml", []byte("version: 1\naudit:\n  checkpoints: cps\n")); err == nil || !strings.Contains(err.Error(), "absolute") {
+		t.Fatalf("a relative audit.checkpoints was accepted: %v", err)
 	}
 }
 

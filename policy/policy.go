@@ -169,6 +169,9 @@ type SandboxSettings struct {
 type AuditSettings struct {
 	Redact       []*regexp.Regexp
 	PreviewBytes int64
+	// Checkpoints is a directory where a signed checkpoint of the log is
+	// written when the log is closed (audit.checkpoints); "" for none.
+	Checkpoints string
 }
 
 type commandRules struct {

@@ -111,3 +111,11 @@ func ReadKey(s string) (string, error) {
 	}
 	return strings.TrimSpace(s), nil
 }
+
+// ValidSigner reports why skey is not a usable signer key, or nil.
+func ValidSigner(skey string) error {
+	if _, err := note.NewSigner(strings.TrimSpace(skey)); err != nil {
+		return fmt.Errorf("proof: signing key: %w (make one with: agentbox audit keygen NAME)", err)
+	}
+	return nil
+}

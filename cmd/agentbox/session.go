@@ -76,11 +76,19 @@ func openAuditLog(c *cli.Context, policies []*policy.Policy, dirs []mountedDir) 
 	for _, p := range policies {
 		redact = append(redact, p.Audit.Redact...)
 	}
+	opts := audit.Options{Key: key, Redact: redact, Secrets: knownSecrets(policies...), PreviewBytes: int(policies[0].Audit.PreviewBytes)}
+	if dir := policies[0].Audit.Checkpoints; dir != "" {
+		if opts.CheckpointKey, err = audit.CheckpointKeyFromEnv(); err != nil {
+			return nil, usageError{err}
+		}
+		opts.Checkpoints = dir
+	}
 	sink, err := otlpSink(c)
 	if err != nil {
 		return nil, err
 	}
-	w, err := audit.Open(path, audit.Options{Key: key, Redact: redact, Secrets: knownSecrets(policies...), PreviewBytes: int(policies[0].Audit.PreviewBytes), Sink: sink})
+	opts.Sink = sink
+	w, err := audit.Open(path, opts)
 	if err != nil {
 		if cl, ok := sink.(interface{ Close() error }); ok {
 			cl.Close()
