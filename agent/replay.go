@@ -36,3 +36,15 @@ func (r ReplayDecider) DecideCall(tool string, args map[string]any) (decision, r
 	d := r.Policy.Decide(a)
 	return d.Verdict.String(), d.Rule
 }
+
+var _ audit.NetRequestDecider = ReplayDecider{}
+
+// DecideNetRequest re-decides a recorded request inside an intercepted
+// connection with the policy's network.rules; a policy without them
+// allows it (the host stage decided).
+func (r ReplayDecider) DecideNetRequest(host string, port int, method, path string) (decision, rule string) {
+	if n, ok := r.Policy.(audit.NetRequestDecider); ok {
+		return n.DecideNetRequest(host, port, method, path)
+	}
+	return "allow", ""
+}

@@ -3,6 +3,7 @@ package audit
 import (
 	"net"
 	"strconv"
+	"strings"
 )
 
 // NetDecider decides a recorded egress attempt (a net event): host, port
@@ -24,6 +25,12 @@ const netTool = "net"
 // replayNet re-decides one net event with d and reports whether the
 // decision changes.
 func replayNet(line int, rec *Record, d Decider) (Change, bool) {
+	if rec.NetPath != "" && rec.Decision == "deny" && !strings.HasPrefix(rec.Rule, "network.rules") {
+		// Refused for what the request carried (a misplaced secret's
+		// placeholder, an ambiguous path), not by a rule: a policy alone
+		// cannot re-decide it.
+		return Change{}, false
+	}
 	nd, nr := "deny", "no network rules"
 	if n, ok := d.(NetDecider); ok {
 		nd, nr = n.DecideNet(rec.NetHost, rec.NetPort, rec.NetAddr)
