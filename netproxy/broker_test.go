@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -366,4 +367,40 @@ secrets:
 	if resp.StatusCode != 200 || strings.Contains(string(got), testValue) || !strings.Contains(string(got), "plain Bearer ****") {
 		t.Errorf("plain http: %d %q", resp.StatusCode, got)
 	}
+}
+
+func TestBrokerBoundsRequestHeads(t *testing.T) {
+	bh := startBroker(t, "", nil)
+	resp, err := bh.client.Do(func() *http.Request {
+		req, _ := http.NewRequest("GET", bh.good.URL+"/x", nil)
+		req.Header.Set("X-Big", strings.Repeat("a", 64<<10))
+		return req
+	}())
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("a 64 KiB request head went through: %d", resp.StatusCode)
+	}
+	if _, paths := bh.good.seen(); len(paths) != 0 {
+		t.Errorf("upstream got %q", paths)
+	}
+}
+
+func FuzzPlaceholderSubstitution(f *testing.F) {
+	f.Add("Bearer "+testPlaceholder, "X-Token")
+	f.Add("Basic "+base64.StdEncoding.EncodeToString([]byte("x:"+testPlaceholder)), "Authorization")
+	f.Fuzz(func(t *testing.T, v, name string) {
+		h := http.Header{}
+		h.Set("X-A", v)
+		req := &http.Request{Header: h, RequestURI: "/"}
+		b := &Broker{Secrets: []Secret{{Placeholder: testPlaceholder, Value: testValue}}}
+		found := len(b.placeholdersIn(req)) > 0
+		substitute(h, testPlaceholder, testValue)
+		got := h.Get("X-A")
+		if !found && got != v {
+			t.Fatalf("changed a header without the placeholder: %q -> %q", v, got)
+		}
+		if found && strings.Contains(got, testPlaceholder) && !strings.Contains(strings.ReplaceAll(v, testPlaceholder, ""), testPlaceholder) {
+			t.Fatalf("placeholder left in %q -> %q", v, got)
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"time"
@@ -71,10 +72,13 @@ func (p *Proxy) intercept(ctx context.Context, c net.Conn, br *bufio.Reader, up 
 		uconn = uc
 	}
 	c.SetReadDeadline(time.Time{})
-	cbr := bufio.NewReaderSize(cconn, 32<<10)
+	head := &budgetReader{r: cconn}
+	cbr := bufio.NewReaderSize(head, 32<<10)
 	ubr := bufio.NewReaderSize(uconn, 32<<10)
 	for {
+		head.n = int64(p.cfg.MaxHeaderBytes) // a request head is bounded like the CONNECT's
 		req, err := http.ReadRequest(cbr)
+		head.n = math.MaxInt64
 		if err != nil {
 			return quietEOF(err)
 		}
@@ -100,6 +104,26 @@ func (p *Proxy) intercept(ctx context.Context, c net.Conn, br *bufio.Reader, up 
 			return nil
 		}
 	}
+}
+
+// budgetReader reads at most n more bytes from r, then fails.
+type budgetReader struct {
+	r io.Reader
+	n int64
+}
+
+var errHeadTooLarge = errors.New("request head too large")
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	if b.n <= 0 {
+		return 0, errHeadTooLarge
+	}
+	if int64(len(p)) > b.n {
+		p = p[:b.n]
+	}
+	n, err := b.r.Read(p)
+	b.n -= int64(n)
+	return n, err
 }
 
 func quietEOF(err error) error {
