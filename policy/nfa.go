@@ -70,7 +70,8 @@ func (n *nfa) literal(from int32, s string) int32 {
 }
 
 // errUnsupported is returned for patterns the automata do not model
-// (character classes): comparisons involving them stay unproven.
+// (character classes, '?', "***"): comparisons involving them stay
+// unproven.
 var errUnsupported = errors.New("character classes are not modelled")
 
 // addWord appends a command rule word from 'from': '*' is any run of bytes
@@ -141,7 +142,9 @@ func (n *nfa) addGlob(g string) error {
 		return errUnsupported
 	}
 	for _, a := range alts {
-		if strings.ContainsAny(a, "[]") {
+		// '?' is one rune, not one byte: not modelled either; nor doublestar's
+		// quirk of "a*/**" not matching "a" (it does match "ab" and "a/**" "a")
+		if strings.ContainsAny(a, `[]?\`) || strings.Contains(a, "***") || quirkyStar(a) {
 			return errUnsupported
 		}
 		s := n.state()
@@ -150,6 +153,11 @@ func (n *nfa) addGlob(g string) error {
 		segs := strings.Split(a, "/")
 		if strings.HasPrefix(a, "/") {
 			cur, segs = n.lit(cur, '/'), segs[1:]
+		}
+		for i := 1; i < len(segs); i++ {
+			if segs[i] == "**" && segs[i-1] == "**" {
+				return errUnsupported // doublestar's "**/**" is not quite "**"
+			}
 		}
 		slashed := true // the separator before segment i is already there
 		for i, seg := range segs {
@@ -188,10 +196,6 @@ func (n *nfa) addGlob(g string) error {
 				switch c := seg[j]; c {
 				case '*':
 					cur = n.loop(cur, "/")
-				case '?':
-					to := n.state()
-					n.anyEdge(cur, to, "/")
-					cur = to
 				case '\\':
 					if j+1 < len(seg) {
 						j++
@@ -206,6 +210,18 @@ func (n *nfa) addGlob(g string) error {
 		n.final[cur] = true
 	}
 	return nil
+}
+
+// quirkyStar reports a segment that ends with '*' after other characters
+// and is followed by "/**".
+func quirkyStar(g string) bool {
+	segs := strings.Split(g, "/")
+	for i := 0; i+1 < len(segs); i++ {
+		if segs[i+1] == "**" && len(segs[i]) > 1 && strings.HasSuffix(segs[i], "*") && segs[i] != "**" {
+			return true
+		}
+	}
+	return false
 }
 
 // pathKind is the first byte of a path key: 'A' for absolute paths, 'R'

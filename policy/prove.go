@@ -22,6 +22,9 @@ type obligation struct {
 func proveCommands(n, b *Policy) []obligation {
 	var out []obligation
 	nc, bc := &n.cmd, &b.cmd
+	if hasNUL(nc) || hasNUL(bc) {
+		return []obligation{{field: "commands", what: "a rule holds a NUL byte, which the proof does not model"}}
+	}
 	for _, v := range []Verdict{Allow, Ask} {
 		nLE, nGT := splitRules(nc, v)
 		bLE, bGT := splitRules(bc, v)
@@ -78,6 +81,17 @@ func commandObligation(w string, ok, complete bool, what, source string) obligat
 		return obligation{} // proven
 	}
 	return o
+}
+
+func hasNUL(c *commandRules) bool {
+	for _, l := range c.lists {
+		for _, r := range l {
+			if strings.IndexByte(r.match, 0) >= 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sameProgram keeps the rules that may match a command line r matches:
