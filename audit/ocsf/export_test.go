@@ -95,8 +95,8 @@ func variedLog(t *testing.T) string {
 	prev := lines[len(lines)-1]
 	seq := len(lines)
 	for _, extra := range []string{
-		`"event":"alarm","call_id":"c3","kind":"unexpected_exec","argv":["python3","-c","x"],"parents":["bash","make"]`,
-		`"event":"alarm","kind":"secret_misuse","secret":"GITHUB_TOKEN","host":"evil.example","method":"POST"`,
+		`"event":"alarm","call_id":"c3","tool":"execute_bash","rule":"commands.unknown_binaries","argv":["python3","-c","x"],"path":"/usr/bin/python3","what":"unexpected_exec","action":"reported","parents":["bash (12)","make (11)"]`,
+		`"event":"alarm","what":"secret_misuse","action":"refused","net_host":"evil.example","net_method":"POST","secret":"GITHUB_TOKEN"`,
 		`"event":"alarm","kind":"held_change","path":".github/workflows/ci.yml","what":"held","action":"held for review"`,
 		`"event":"changes","call_id":"c3","paths":[{"path":"a","kind":"added"}]`,
 	} {

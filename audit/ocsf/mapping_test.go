@@ -67,6 +67,8 @@ func checkMapping(t *testing.T, events []map[string]any) {
 		})
 		want(ev, "alarm "+kind, "class_uid", 2004, "severity_id", 4)
 	}
+	want(byMessage(events, "alarm unexpected_exec"), "unexpected_exec", "finding_info.title", "unexpected_exec: /usr/bin/python3", "unmapped.agentbox.parents", "[bash (12) make (11)]")
+	want(byMessage(events, "alarm secret_misuse"), "secret_misuse", "finding_info.title", "secret_misuse: GITHUB_TOKEN", "unmapped.agentbox.net_host", "evil.example")
 	want(byMessage(events, "error: model: 500"), "error", "class_uid", 0, "status_id", 2)
 	want(byMessage(events, "changes"), "newer record kind", "activity_name", "changes")
 	// One event per call.

@@ -30,6 +30,8 @@ func startDefectsViewer(t *testing.T) string {
 		{Time: at(900), Session: execSession, Event: audit.EventSessionStart, Task: "build it", User: "carol", Host: "build-07"},
 		{Time: at(901), Session: execSession, Event: audit.EventToolCall, CallID: "c1", Tool: "execute_bash", Phase: audit.PhaseDecision, Args: map[string]any{"command": "make"}, Decision: "allow", Rule: "commands.allow[0]"},
 		{Time: at(902), Session: execSession, Event: audit.EventExecDenied, CallID: "c1", Tool: "execute_bash", Decision: "deny", Rule: "commands.deny[3]", Argv: []string{"mount", "-t", "tmpfs", "x", "/mnt"}, PID: 41},
+		{Time: at(902.5), Session: execSession, Event: audit.EventAlarm, CallID: "c1", Tool: "execute_bash", What: "unexpected_exec", Action: "reported",
+			Path: "/usr/bin/python3", Argv: []string{"python3", "-c", "import os"}, Parents: []string{"sh (12)", "make (11)"}, Rule: "not predicted by the up-front analysis"},
 		{Time: at(903), Session: execSession, Event: audit.EventToolCall, CallID: "c1", Tool: "execute_bash", Phase: audit.PhaseResult, Decision: "allow", ExitCode: audit.Ptr(2)},
 		{Time: at(904), Session: execSession, Event: audit.EventSessionEnd, Status: "ok", Steps: 1},
 	} {
@@ -158,8 +160,12 @@ func TestBrowserNarrowWindow(t *testing.T) {
 	fits("#sessions th:nth-child(9)")
 	fits(`tr[data-session="` + execSession + `"] td:nth-child(9)`)
 	navigate(t, ctx, url+"#/f0/s/"+execSession)
-	count(t, ctx, "#timeline .ev", 5)
+	count(t, ctx, "#timeline .ev", 6)
 	fits(`#timeline .ev[data-event="exec_denied"] .body`)
+	// The unexpected_exec alarm shows what ran and its parents.
+	if a := text(t, ctx, `#timeline .ev[data-event="alarm"]`); !strings.Contains(a, "argv: python3 -c import os") || !strings.Contains(a, "parents: sh (12) ← make (11)") {
+		t.Errorf("alarm row: %q", a)
+	}
 }
 
 // Issue 27: the signed checkpoint's status is shown for each log.

@@ -195,9 +195,12 @@ function eventView(l, fresh) {
       break;
     case "alarm":
       cls += " deny";
-      body.push(el("div", {}, badge("ALARM", "bad"), " ", r.reason || r.error || "",
+      body.push(el("div", {}, badge("ALARM", "bad"), " ", r.what && !r.path ? badge(r.what, "bad") : null, " ", r.reason || r.error || "",
         r.path ? el("span", { class: "mono" }, r.path + ": " + (r.what || "") + (r.action ? ", " + r.action : "")) : "",
         " ", el("span", { class: "mono" }, r.rule || "")));
+      if (r.argv) body.push(el("div", { class: "mono" }, "argv: " + r.argv.join(" ")));
+      if (r.parents) body.push(el("div", { class: "muted mono" }, "parents: " + r.parents.join(" ← ")));
+      if (r.secret || r.net_host) body.push(el("div", { class: "mono" }, [r.secret && "secret " + r.secret, r.net_method, r.net_host, r.net_path].filter(Boolean).join(" ")));
       break;
     case "exec_denied":
       kind = "denied at exec";
