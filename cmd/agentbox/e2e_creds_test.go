@@ -185,6 +185,14 @@ for root, dirs, names in os.walk("/"):
         except OSError:
             pass
 out.update(file_hits=file_hits, files=files)
+bundle = os.environ.get("SSL_CERT_FILE", "")
+out["bundle_certs"] = open(bundle).read().count("BEGIN CERTIFICATE") if bundle else 0
+out["bundle_key"] = "PRIVATE KEY" in open(bundle).read() if bundle else True
+try:
+    open(bundle, "a").close()
+    out["bundle_writable"] = True
+except OSError:
+    out["bundle_writable"] = False
 print("PROBE " + json.dumps(out))
 `
 
@@ -288,6 +296,9 @@ secrets:
 		FileHits           int     `json:"file_hits"`
 		Files              int     `json:"files"`
 		MemPids            []int   `json:"mem_pids"`
+		BundleCerts        int     `json:"bundle_certs"`
+		BundleKey          bool    `json:"bundle_key"`
+		BundleWritable     bool    `json:"bundle_writable"`
 	}
 	dec := json.NewDecoder(strings.NewReader(js))
 	if err := dec.Decode(&probe); err != nil {
@@ -302,6 +313,11 @@ secrets:
 	}
 	if probe.MemPlaceholderHits == 0 || len(probe.MemPids) == 0 || probe.Files < 100 {
 		t.Errorf("the memory/file scan did not run: %+v", probe)
+	}
+	// The CA bundle: the image's roots plus the session CA, read-only,
+	// no key.
+	if probe.BundleCerts < 50 || probe.BundleKey || probe.BundleWritable {
+		t.Errorf("CA bundle: %d certificates, key %v, writable %v", probe.BundleCerts, probe.BundleKey, probe.BundleWritable)
 	}
 	wantStatus := []float64{200, 200, 403, 403, 403, 200}
 	for i, rq := range probe.Requests {

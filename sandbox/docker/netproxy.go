@@ -205,9 +205,16 @@ const proxyDirPrefix = "agentbox-net-"
 // removeProxyDir removes the socket directory of a `network: proxy`
 // container that gc removed (its owner was SIGKILLed and could not): the
 // directory of the mount at sandbox.ProxySocket, only when it has the
-// shape agentbox creates (…/agentbox-net-*/proxy.sock).
+// shape agentbox creates (…/agentbox-net-*/proxy.sock); likewise the
+// session CA bundle's (…/agentbox-ca-*/ca-bundle.pem).
 func removeProxyDir(mounts []container.MountPoint) {
 	for _, m := range mounts {
+		if m.Destination == sandbox.CABundlePath && filepath.Base(m.Source) == "ca-bundle.pem" {
+			if dir := filepath.Dir(m.Source); strings.HasPrefix(filepath.Base(dir), caDirPrefix) {
+				_ = os.RemoveAll(dir) // the session CA bundle (see trustBundle)
+			}
+			continue
+		}
 		if m.Destination != sandbox.ProxySocket || filepath.Base(m.Source) != "proxy.sock" {
 			continue
 		}

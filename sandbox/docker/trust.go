@@ -13,6 +13,9 @@ import (
 	"github.com/docker/docker/api/types/mount"
 )
 
+// caDirPrefix names the per-session CA bundle directories.
+const caDirPrefix = "agentbox-ca-"
+
 // maxBundleBytes bounds the image's system CA bundle read into the
 // session's.
 const maxBundleBytes = 8 << 20
@@ -32,7 +35,7 @@ func newTrustBundle(pem []byte) (*trustBundle, error) {
 	if len(pem) == 0 {
 		return nil, nil
 	}
-	dir, err := os.MkdirTemp("", "agentbox-ca-")
+	dir, err := os.MkdirTemp("", caDirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("%w: creating the session CA bundle's directory: %v; check $TMPDIR", sandbox.ErrUnavailable, err)
 	}
