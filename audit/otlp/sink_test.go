@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/audit/otlp"
+	"github.com/agentbox/agentbox/audit/otlp/otlptest"
 )
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -44,7 +45,7 @@ func writeSession(t *testing.T, w *audit.Writer, id string) int {
 // session -> tool call -> exec hierarchy and its attributes, and every
 // record as a log record linked to its span.
 func TestSinkSendsTracesAndLogs(t *testing.T) {
-	rcv := newReceiver(t, false)
+	rcv := otlptest.New(t, false)
 	sink, err := otlp.New(context.Background(), otlp.Config{Endpoint: rcv.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -58,13 +59,13 @@ func TestSinkSendsTracesAndLogs(t *testing.T) {
 	if err := w.Close(); err != nil { // flushes the sink
 		t.Fatal(err)
 	}
-	spans, logs := rcv.got()
+	spans, logs := rcv.Got()
 	byName := map[string][]map[string]string{}
 	ids := map[string]string{} // span name -> span id
 	parent := map[string]string{}
 	traces := map[string]bool{}
 	for _, s := range spans {
-		a := attrs(s.Attributes)
+		a := otlptest.Attrs(s.Attributes)
 		byName[s.Name] = append(byName[s.Name], a)
 		if a["gen_ai.tool.call.id"] == "c2" {
 			continue // the denied call: the hierarchy is checked on c1
@@ -117,7 +118,7 @@ func TestSinkSendsTracesAndLogs(t *testing.T) {
 		if len(l.TraceId) > 0 && traces[hex.EncodeToString(l.TraceId)] {
 			linked++
 		}
-		if a := attrs(l.Attributes); a["agentbox.session"] != "sess-1" || a["agentbox.event"] == "" {
+		if a := otlptest.Attrs(l.Attributes); a["agentbox.session"] != "sess-1" || a["agentbox.event"] == "" {
 			t.Errorf("log attributes: %v", a)
 		}
 	}
@@ -129,7 +130,7 @@ func TestSinkSendsTracesAndLogs(t *testing.T) {
 // A stuck collector never blocks or fails the session: records beyond the
 // bounded queue are dropped and counted in session_end.
 func TestSinkStuckCollectorDropsAndCounts(t *testing.T) {
-	rcv := newReceiver(t, true)
+	rcv := otlptest.New(t, true)
 	// Each export waits for the stuck collector until the timeout: while
 	// the first one waits, the queue of 2 fills and the rest is dropped.
 	sink, err := otlp.New(context.Background(), otlp.Config{Endpoint: rcv.URL, Queue: 2, Batch: 1, Timeout: time.Second})
@@ -174,14 +175,14 @@ func TestExportExistingLog(t *testing.T) {
 		n += writeSession(t, w, "s-"+itoa(int64(i)))
 	}
 	w.Close()
-	rcv := newReceiver(t, false)
+	rcv := otlptest.New(t, false)
 	f, _ := os.Open(path)
 	defer f.Close()
 	sent, err := otlp.Export(context.Background(), otlp.Config{Endpoint: rcv.URL, Queue: 4}, f)
 	if err != nil || sent != n {
 		t.Fatalf("sent %d of %d: %v", sent, n, err)
 	}
-	spans, logs := rcv.got()
+	spans, logs := rcv.Got()
 	sessions := 0
 	for _, s := range spans {
 		if s.Name == "agentbox session" {
@@ -192,7 +193,7 @@ func TestExportExistingLog(t *testing.T) {
 		t.Fatalf("%d logs (want %d), %d session spans (want 30)", len(logs), n, sessions)
 	}
 	// A dead collector is an error for export (nothing was delivered).
-	dead := newReceiver(t, false)
+	dead := otlptest.New(t, false)
 	dead.Close()
 	f.Seek(0, 0)
 	if _, err := otlp.Export(context.Background(), otlp.Config{Endpoint: dead.URL, Timeout: time.Second}, f); err == nil {

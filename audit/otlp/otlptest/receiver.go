@@ -1,10 +1,14 @@
-package otlp_test
+// Package otlptest is a minimal OTLP/HTTP receiver for tests, built on
+// the official protobuf types (go.opentelemetry.io/proto/otlp): it decodes
+// what OpenTelemetry exporters send to /v1/traces and /v1/logs.
+package otlptest
 
 import (
 	"compress/gzip"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -16,10 +20,8 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// receiver is a minimal OTLP/HTTP receiver built on the official protobuf
-// types (go.opentelemetry.io/proto/otlp): it decodes what the SDK's
-// exporters send to /v1/traces and /v1/logs.
-type receiver struct {
+// Receiver collects the spans and log records sent to it.
+type Receiver struct {
 	*httptest.Server
 	mu    sync.Mutex
 	spans []*tracepb.Span
@@ -27,8 +29,10 @@ type receiver struct {
 	hang  chan struct{} // when set, requests wait on it (a stuck collector)
 }
 
-func newReceiver(t *testing.T, hang bool) *receiver {
-	r := &receiver{}
+// New starts a receiver for the test; with hang, every request waits
+// until the test ends (a stuck collector).
+func New(t testing.TB, hang bool) *Receiver {
+	r := &Receiver{}
 	if hang {
 		r.hang = make(chan struct{})
 	}
@@ -42,7 +46,7 @@ func newReceiver(t *testing.T, hang bool) *receiver {
 	return r
 }
 
-func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
+func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	if r.hang != nil {
 		select {
 		case <-r.hang:
@@ -100,14 +104,15 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	}
 }
 
-func (r *receiver) got() ([]*tracepb.Span, []*logspb.LogRecord) {
+// Got returns what was received so far.
+func (r *Receiver) Got() ([]*tracepb.Span, []*logspb.LogRecord) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]*tracepb.Span(nil), r.spans...), append([]*logspb.LogRecord(nil), r.logs...)
 }
 
-// attrs flattens OTLP attributes to strings (arrays joined by spaces).
-func attrs(kvs []*commonpb.KeyValue) map[string]string {
+// Attrs flattens OTLP attributes to strings (arrays joined by spaces).
+func Attrs(kvs []*commonpb.KeyValue) map[string]string {
 	out := map[string]string{}
 	for _, kv := range kvs {
 		out[kv.Key] = value(kv.Value)
@@ -120,7 +125,7 @@ func value(v *commonpb.AnyValue) string {
 	case *commonpb.AnyValue_StringValue:
 		return x.StringValue
 	case *commonpb.AnyValue_IntValue:
-		return itoa(x.IntValue)
+		return strconv.FormatInt(x.IntValue, 10)
 	case *commonpb.AnyValue_ArrayValue:
 		s := ""
 		for i, e := range x.ArrayValue.Values {
