@@ -2,6 +2,7 @@ package proof
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -88,4 +89,17 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("size %d accepted", c.Size)
 		}
 	})
+}
+
+// BenchmarkReadTree10k is the tree of a 10,000-record log (about 5 MB):
+// the cost of an automatic checkpoint (audit.checkpoints) at close.
+func BenchmarkReadTree10k(b *testing.B) {
+	line := `{"v":1,"seq":1,"time":"2026-12-01T12:00:00.000000Z","session":"s","event":"tool_call","call_id":"c","tool":"execute_bash","args":{"command":"ls -la"},"output_preview":"` + strings.Repeat("x", 380) + `","prev":"` + strings.Repeat("0", 64) + `"}` + "\n"
+	log := strings.Repeat(line, 10000)
+	b.SetBytes(int64(len(log)))
+	for b.Loop() {
+		if _, err := ReadTree(strings.NewReader(log)); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
