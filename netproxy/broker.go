@@ -74,11 +74,12 @@ func (b *Broker) call() Call {
 	return b.Call()
 }
 
-// values are the secrets' real values, for scrubbing.
+// values are the secrets' real values and their encoded forms, for
+// scrubbing.
 func (b *Broker) values() [][]byte {
-	out := make([][]byte, 0, len(b.Secrets))
+	var out [][]byte
 	for _, s := range b.Secrets {
-		out = append(out, []byte(s.Value))
+		out = append(out, scrubForms(s.Value)...)
 	}
 	return out
 }

@@ -404,3 +404,20 @@ func FuzzPlaceholderSubstitution(f *testing.F) {
 		}
 	})
 }
+
+func TestScrubEncodedForms(t *testing.T) {
+	vals := scrubForms(testValue)
+	for _, prefix := range []string{"", "x", "x:", "abc:"} {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			in := enc.EncodeToString([]byte(prefix + testValue + "-suffix"))
+			out, _ := io.ReadAll(newScrubReader(strings.NewReader(in), vals))
+			if masked := strings.Count(string(out), "*"); masked < (len(testValue)-4)/3*4 {
+				t.Errorf("base64 of %q: %d characters masked in %q", prefix+testValue, masked, out)
+			}
+		}
+	}
+	out, _ := io.ReadAll(newScrubReader(strings.NewReader("h="+hex.EncodeToString([]byte(testValue))), vals))
+	if strings.Contains(string(out), hex.EncodeToString([]byte(testValue))) {
+		t.Errorf("hex not scrubbed: %q", out)
+	}
+}

@@ -2,7 +2,10 @@ package netproxy
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"io"
+	"strings"
 )
 
 // scrubReader masks every occurrence of the values in what r yields with
@@ -95,4 +98,27 @@ func scrubString(s string, vals [][]byte) string {
 		}
 	}
 	return s
+}
+
+// scrubForms are the forms of a value scrubbed from responses: the value,
+// its hex, and its base64 (standard and URL alphabets) at each of the
+// three alignments it can have inside a longer encoded string (so
+// "Basic base64(user:value)" echoed back is caught too).
+func scrubForms(v string) [][]byte {
+	out := [][]byte{[]byte(v)}
+	add := func(s string) {
+		if len(s) >= 8 {
+			out = append(out, []byte(s))
+		}
+	}
+	h := hex.EncodeToString([]byte(v))
+	add(h)
+	add(strings.ToUpper(h))
+	for off := 0; off < 3 && off < len(v); off++ {
+		part := v[off:]
+		part = part[:len(part)/3*3]
+		add(base64.RawStdEncoding.EncodeToString([]byte(part)))
+		add(base64.RawURLEncoding.EncodeToString([]byte(part)))
+	}
+	return out
 }

@@ -220,3 +220,18 @@ func (s *Secret) parseFrom(from string, host bool) error {
 	s.kind, s.arg = kind, arg
 	return nil
 }
+
+// Peek reads an env: or file: secret's value without checks, for
+// redaction on the host ("" for a command: source, which runs once, at
+// Resolve, or when unreadable).
+func (s *Secret) Peek() string {
+	switch s.kind {
+	case "env":
+		return os.Getenv(s.arg)
+	case "file":
+		if b, err := os.ReadFile(s.arg); err == nil {
+			return strings.TrimRight(string(b), "\r\n")
+		}
+	}
+	return ""
+}

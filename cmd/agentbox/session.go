@@ -30,6 +30,11 @@ func knownSecrets(policies ...*policy.Policy) []string {
 		}
 	}
 	for _, p := range policies {
+		for _, s := range p.Secrets() { // brokered: never in a record, the terminal or the model's context
+			if v := s.Peek(); len(v) >= policy.MinSecretLen {
+				out = append(out, v)
+			}
+		}
 		for _, n := range p.Sandbox.Env {
 			if v := os.Getenv(n); v != "" && secretName.MatchString(n) {
 				out = append(out, v)
