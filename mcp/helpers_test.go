@@ -68,7 +68,7 @@ func (s *server) cmd(t testing.TB) *exec.Cmd {
 	t.Helper()
 	args := append([]string{"mcp", "--workspace", s.ws, "--policy", s.policy, "--audit", s.audit}, s.args...)
 	cmd := exec.Command(testutil.Binary(t), args...)
-	cmd.Env = []string{"HOME=" + s.state, "XDG_STATE_HOME=" + s.state, "PATH=" + os.Getenv("PATH"), "NO_COLOR=1"}
+	cmd.Env = []string{"HOME=" + s.state, "XDG_STATE_HOME=" + s.state, "PATH=" + os.Getenv("PATH"), "NO_COLOR=1", testutil.ManifestEnv()}
 	if h := os.Getenv("DOCKER_HOST"); h != "" {
 		cmd.Env = append(cmd.Env, "DOCKER_HOST="+h)
 	}

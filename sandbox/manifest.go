@@ -10,9 +10,9 @@ import (
 	"strings"
 )
 
-// Manifest lists an image's executables by content, so that the
-// exec-time layer knows a program by what it is, not by what it is called:
-// a copy or link of python3 under any name has python3's sha256. It is
+// Manifest lists an image's executables, so that the exec-time layer
+// knows a program by what it is, not by what it is called: a copy or link
+// of python3 under any name has python3's size and sha256. It is
 // made by the executor on an image's first use, before any command runs,
 // and cached on the host per image id (see LoadManifest); the executor
 // gets it in every hello after that.
@@ -22,9 +22,13 @@ type Manifest struct {
 	Programs []ManifestProgram `json:"programs"`
 }
 
-// ManifestProgram is one executable file of an image.
+// ManifestProgram is one executable file of an image. Its content is
+// compared by sha256 with a file the session executes that has the same
+// size; SHA256 is set when known in advance, otherwise the executor hashes
+// the image's file the first time a candidate of that size runs (the
+// image's root is read-only, so the file is as the manifest found it).
 type ManifestProgram struct {
-	SHA256 string `json:"sha256"`
+	SHA256 string `json:"sha256,omitempty"`
 	Size   int64  `json:"size"`
 	// Paths are the file's path, then every symbolic link in the image
 	// that resolves to it (/usr/bin/python3 → python3.11): each basename
@@ -32,9 +36,13 @@ type ManifestProgram struct {
 	Paths []string `json:"paths"`
 }
 
-// ManifestDir is where manifests are cached: $XDG_STATE_HOME/agentbox/manifests,
-// else ~/.local/state/agentbox/manifests.
+// ManifestDir is where manifests are cached: $AGENTBOX_MANIFEST_DIR (a
+// cache several users or CI jobs may share), else
+// $XDG_STATE_HOME/agentbox/manifests, else ~/.local/state/agentbox/manifests.
 func ManifestDir() (string, error) {
+	if d := os.Getenv("AGENTBOX_MANIFEST_DIR"); d != "" {
+		return d, nil
+	}
 	base := os.Getenv("XDG_STATE_HOME")
 	if base == "" {
 		home, err := os.UserHomeDir()

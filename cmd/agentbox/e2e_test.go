@@ -65,7 +65,7 @@ func (o abCmd) run(t *testing.T, args ...string) result {
 
 func baseEnv(t *testing.T) []string {
 	state := t.TempDir()
-	env := []string{"HOME=" + state, "XDG_STATE_HOME=" + filepath.Join(state, "state"), "PATH=" + os.Getenv("PATH"), "NO_COLOR=1"}
+	env := []string{"HOME=" + state, "XDG_STATE_HOME=" + filepath.Join(state, "state"), "PATH=" + os.Getenv("PATH"), "NO_COLOR=1", testutil.ManifestEnv()}
 	if h := os.Getenv("DOCKER_HOST"); h != "" {
 		env = append(env, "DOCKER_HOST="+h)
 	}

@@ -34,11 +34,11 @@ func BenchmarkExecTraceOverhead(b *testing.B) {
 		if p, err = filepath.EvalSymlinks(p); err != nil {
 			b.Fatal(err)
 		}
-		sum, err := hashFile(p)
+		fi, err := os.Stat(p)
 		if err != nil {
 			b.Fatal(err)
 		}
-		m.Programs = append(m.Programs, sandbox.ManifestProgram{SHA256: sum, Paths: []string{p}})
+		m.Programs = append(m.Programs, sandbox.ManifestProgram{Size: fi.Size(), Paths: []string{p}})
 	}
 	traced := &Server{judge: newCachedJudge(denyJudge), ids: newIdentities(m), cap: 1 << 16, ooms: -1, descendantsOnly: true, testRoot: root}
 	plain := &Server{cap: 1 << 16, ooms: -1, descendantsOnly: true, testRoot: root, noTrace: true}

@@ -15,10 +15,11 @@ import (
 // link of python3 under any name has python3's names; a file that is not
 // one of the image's executables is unknown.
 type identities struct {
-	bySHA  map[string]*sandbox.ManifestProgram
 	byPath map[string]*sandbox.ManifestProgram
+	bySize map[int64][]*sandbox.ManifestProgram
 
 	mu    sync.Mutex
+	sums  map[*sandbox.ManifestProgram]string // image files hashed so far ("" unreadable)
 	cache map[fileKey]identity
 }
 
@@ -39,30 +40,33 @@ type fileKey struct {
 const maxIdentityCache = 4096
 
 func newIdentities(m *sandbox.Manifest) *identities {
-	ids := &identities{bySHA: map[string]*sandbox.ManifestProgram{}, byPath: map[string]*sandbox.ManifestProgram{},
-		cache: map[fileKey]identity{}}
+	ids := &identities{byPath: map[string]*sandbox.ManifestProgram{}, bySize: map[int64][]*sandbox.ManifestProgram{},
+		sums: map[*sandbox.ManifestProgram]string{}, cache: map[fileKey]identity{}}
 	for i := range m.Programs {
 		e := &m.Programs[i]
-		if _, dup := ids.bySHA[e.SHA256]; !dup {
-			ids.bySHA[e.SHA256] = e
-		} else {
-			// The same content at several paths: every name counts.
-			ids.bySHA[e.SHA256] = &sandbox.ManifestProgram{SHA256: e.SHA256, Size: e.Size,
-				Paths: append(append([]string(nil), ids.bySHA[e.SHA256].Paths...), e.Paths...)}
+		if len(e.Paths) == 0 {
+			continue
 		}
-		if len(e.Paths) > 0 {
-			ids.byPath[e.Paths[0]] = e
+		ids.byPath[e.Paths[0]] = e
+		ids.bySize[e.Size] = append(ids.bySize[e.Size], e)
+		if e.SHA256 != "" {
+			ids.sums[e] = e.SHA256
 		}
 	}
 	return ids
 }
 
 // identify says what the file pid has just executed is. exe is its path
-// (readlink /proc/PID/exe). Files on a read-only filesystem (the image's
-// root) are remembered by device, inode, size and times, so a program of
-// the image costs one stat after its first exec; a file on a writable one
-// (the workspace, /tmp) is hashed at every exec: it could change between
-// two (while it runs it cannot: the kernel refuses to write it).
+// (readlink /proc/PID/exe).
+//
+// The image's own file, where the manifest found it on a read-only
+// filesystem, is known without reading it, and remembered by device,
+// inode, size and times: a program of the image costs a stat per exec. Any
+// other file (the workspace, /tmp: writable, so looked at every time, as
+// it could change between two execs; while it runs the kernel refuses to
+// write it) is compared by sha256 with the image's executables of the same
+// size, each of those hashed once; a size no image executable has needs no
+// hashing at all.
 func (ids *identities) identify(pid int, exe string) identity {
 	proc := "/proc/" + strconv.Itoa(pid) + "/exe"
 	var st syscall.Stat_t
@@ -82,13 +86,14 @@ func (ids *identities) identify(pid int, exe string) identity {
 	}
 	var id identity
 	if e := ids.byPath[exe]; e != nil && readOnly && e.Size == st.Size {
-		// The image's own file, where the manifest found it, on a
-		// filesystem nothing can change.
 		id = identity{names: programNames(e), known: true}
-	} else if st.Size <= maxHashedSize {
+	} else if cands := ids.bySize[st.Size]; len(cands) > 0 && st.Size <= maxHashedSize {
 		if sum, err := hashFile(proc); err == nil {
-			if e := ids.bySHA[sum]; e != nil {
-				id = identity{names: programNames(e), known: true}
+			for _, e := range cands {
+				if ids.sum(e) == sum {
+					id.known = true
+					id.names = appendNew(id.names, programNames(e)...)
+				}
 			}
 		}
 	}
@@ -101,4 +106,35 @@ func (ids *identities) identify(pid int, exe string) identity {
 		ids.mu.Unlock()
 	}
 	return id
+}
+
+// sum is the sha256 of an image file, hashed on first need.
+func (ids *identities) sum(e *sandbox.ManifestProgram) string {
+	ids.mu.Lock()
+	s, ok := ids.sums[e]
+	ids.mu.Unlock()
+	if ok {
+		return s
+	}
+	s, err := hashFile(e.Paths[0])
+	if err != nil {
+		s = ""
+	}
+	ids.mu.Lock()
+	ids.sums[e] = s
+	ids.mu.Unlock()
+	return s
+}
+
+func appendNew(names []string, more ...string) []string {
+	for _, n := range more {
+		found := false
+		for _, m := range names {
+			found = found || m == n
+		}
+		if !found {
+			names = append(names, n)
+		}
+	}
+	return names
 }

@@ -27,8 +27,11 @@ const (
 // buildManifest lists the executables of the image mounted at root: every
 // regular file with an execute bit on root's own filesystem (so neither
 // /proc, /sys, /dev, /tmp, the workspace nor the executor's own mount),
-// by sha256, with the symbolic links that resolve to it. It runs at hello,
-// before any command of the session, so the image is as it was built.
+// with its size and the symbolic links that resolve to it. It runs at
+// hello, before any command of the session, so the image is as it was
+// built. Contents are hashed later, and only when needed (see
+// identities): reading every executable at a session's start took 3.5 s
+// on fuse-overlayfs, listing them takes a fraction of that.
 func buildManifest(root string) (*sandbox.Manifest, error) {
 	var rootSt syscall.Stat_t
 	if err := syscall.Stat(root, &rootSt); err != nil {
@@ -55,11 +58,7 @@ func buildManifest(root string) (*sandbox.Manifest, error) {
 		case d.Type()&fs.ModeSymlink != 0:
 			links = append(links, p)
 		case d.Type().IsRegular() && st.Mode&0o111 != 0 && st.Size <= maxHashedSize && len(byPath) < maxManifestFiles:
-			sum, err := hashFile(p)
-			if err != nil {
-				return nil
-			}
-			byPath[p] = &sandbox.ManifestProgram{SHA256: sum, Size: st.Size, Paths: []string{p}}
+			byPath[p] = &sandbox.ManifestProgram{Size: st.Size, Paths: []string{p}}
 			order = append(order, p)
 		}
 		return nil
