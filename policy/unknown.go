@@ -57,7 +57,6 @@ func (p *Policy) DecideProgram(exe string, argv []string, names []string, unknow
 		}
 		alt := append([]string{n}, argv[min(1, len(argv)):]...)
 		if e := p.DecideArgv(alt); e.Verdict > d.Verdict {
-			e.Reason = "by content " + n + ": " + e.Reason
 			d = e
 		}
 	}
