@@ -142,4 +142,3 @@ func TestWithinSoundRandom(t *testing.T) {
 	}
 	t.Logf("%d of 60 pairs held, all sound", held)
 }
-
