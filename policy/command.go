@@ -98,10 +98,6 @@ func (a *analyser) simple(cl *cmdline, d int, in stdinInfo, wd int) {
 	if strings.Contains(name, "/") {
 		base = path.Base(name)
 	}
-	if !a.argvMode && sessionPath(name) {
-		// Known at exec time by content; up front by where it lives.
-		a.add(a.p.unknownPart(cl.argv()), nil)
-	}
 	switch name {
 	case "source", ".":
 		a.always("always.source", cl.argv(), "source and . run a file's contents as commands, unseen by the analysis")
@@ -128,6 +124,11 @@ func (a *analyser) simple(cl *cmdline, d int, in stdinInfo, wd int) {
 	}
 	a.add(a.guardDestructive(base, cl, a.p.cmd.decide(cl)), cl)
 	a.lastCmd = len(a.parts) - 1
+	if !a.argvMode && sessionPath(name) {
+		// Known at exec time by content; up front by where it lives
+		// (after the rule's part: on a tie the rule decides).
+		a.add(a.p.unknownPart(cl.argv()), nil)
+	}
 	if base == "git" {
 		a.gitOptions(cl)
 	}
