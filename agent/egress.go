@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"strings"
 	"sync/atomic"
 
 	"github.com/agentbox/agentbox/netproxy"
@@ -93,7 +94,7 @@ func (e *Egress) ServeEgress(ctx context.Context, session string, c net.Conn) {
 // trust (cfg.Env, cfg.TrustPEM).
 func WithEgress(ctx context.Context, cfg sandbox.Config, p *policy.Policy, log AuditLog) (sandbox.Config, error) {
 	if cfg.Network != sandbox.NetworkProxy {
-		return cfg, nil
+		return withoutSecrets(cfg, p)
 	}
 	e := NewEgress(p, log)
 	if p.Intercepts() {
@@ -114,5 +115,32 @@ func WithEgress(ctx context.Context, cfg sandbox.Config, p *policy.Policy, log A
 		cfg.Env, cfg.TrustPEM = vars, trust
 	}
 	cfg.Egress = e
+	return cfg, nil
+}
+
+// withoutSecrets keeps the policy's secrets out of a sandbox that has no
+// broker (network none or open): a variable of a secret's name is not
+// passed, and another one holding a secret's value refuses the session.
+func withoutSecrets(cfg sandbox.Config, p *policy.Policy) (sandbox.Config, error) {
+	secrets := p.Secrets()
+	if len(secrets) == 0 {
+		return cfg, nil
+	}
+	vars := maps.Clone(cfg.Env)
+	for _, s := range secrets {
+		delete(vars, s.Name)
+	}
+	for _, s := range secrets {
+		v := s.Peek()
+		if len(v) < policy.MinSecretLen {
+			continue
+		}
+		for k, x := range vars {
+			if strings.Contains(x, v) {
+				return cfg, fmt.Errorf("sandbox.env passes %s, whose value holds secrets.%s's value, into a sandbox without the proxy; remove it from sandbox.env", k, s.Name)
+			}
+		}
+	}
+	cfg.Env = vars
 	return cfg, nil
 }

@@ -99,3 +99,31 @@ func TestWithEgressBrokersSecrets(t *testing.T) {
 		t.Errorf("an unset secret: %v", err)
 	}
 }
+
+func TestWithEgressKeepsSecretsOutWithoutProxy(t *testing.T) {
+	const value = "host-only-value-42424242"
+	t.Setenv("AGENT_BROKER_TOKEN", value)
+	t.Setenv("AGENT_BROKER_COPY", value)
+	pol := "version: 1\nsandbox:\n  network: proxy\n  env: [AGENT_BROKER_TOKEN]\nnetwork:\n  allow: [\"api.example.com\"]\nsecrets:\n  AGENT_BROKER_TOKEN: {from: \"env:AGENT_BROKER_TOKEN\", hosts: [api.example.com]}\n"
+	p, err := policy.Parse("p.yaml", []byte(pol))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []sandbox.NetworkMode{sandbox.NetworkNone, sandbox.NetworkOpen} {
+		cfg := SandboxConfig(p, t.TempDir())
+		cfg.Network = mode // --network overrides the policy's
+		got, err := WithEgress(context.Background(), cfg, p, &recLog{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := got.Env["AGENT_BROKER_TOKEN"]; ok {
+			t.Errorf("%s: the secret's variable is passed without a broker", mode)
+		}
+	}
+	p2, _ := policy.Parse("p.yaml", []byte(strings.Replace(pol, "env: [AGENT_BROKER_TOKEN]", "env: [AGENT_BROKER_COPY]", 1)))
+	cfg := SandboxConfig(p2, t.TempDir())
+	cfg.Network = sandbox.NetworkOpen
+	if _, err := WithEgress(context.Background(), cfg, p2, &recLog{}); err == nil {
+		t.Error("a copy of the value passed into an open sandbox")
+	}
+}
