@@ -9,11 +9,11 @@ import (
 )
 
 // CompareSettings lists every field outside the command, file and network
-// allow/deny rules in which n is looser than b: commands.default and
-// dynamic, the network mode, network.rules, passthrough, upstream_ca and
-// secrets, host variables passed in, background, user, image, runtime,
-// workspace mode, limits, timeouts and audit redaction. It is
-// pure; Within and the trust check for a local policy use it.
+// allow/deny rules in which n is looser than b: commands.default, dynamic
+// and unknown_binaries, the network mode, network.rules, passthrough,
+// upstream_ca and secrets, host variables passed in, background, user,
+// image, runtime, workspace mode, limits, timeouts and audit redaction. It
+// is pure; Within and the trust check for a local policy use it.
 func CompareSettings(n, b *Policy) []Finding {
 	var out []Finding
 	add := func(field, format string, args ...any) {
@@ -24,6 +24,9 @@ func CompareSettings(n, b *Policy) []Finding {
 	}
 	if n.cmd.dynamic < b.cmd.dynamic {
 		add("commands.dynamic", "%s (boundary: %s): commands known only at run time", n.cmd.dynamic, b.cmd.dynamic)
+	}
+	if n.cmd.unknown < b.cmd.unknown {
+		add("commands.unknown_binaries", "%s (boundary: %s): programs that are not the image's executables", n.cmd.unknown, b.cmd.unknown)
 	}
 	ns, bs := n.Sandbox, b.Sandbox
 	if netRank(ns.Network) > netRank(bs.Network) {

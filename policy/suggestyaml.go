@@ -37,7 +37,7 @@ func (s *Suggestion) WriteYAML(w io.Writer, from []string) error {
 	p("  output: {max_bytes: %s}\n", formatSize(sb.OutputMaxBytes))
 	p("  env: [%s]\n  background: %s\n\n", joinQ(sb.Env), sb.Background)
 
-	p("commands:\n  default: deny              # what the runs did not do is refused\n  dynamic: %s\n", b.cmd.dynamic)
+	p("commands:\n  default: deny              # what the runs did not do is refused\n  dynamic: %s\n  unknown_binaries: %s\n", b.cmd.dynamic, b.cmd.unknown)
 	ruleList(&o, "  allow", s.Allow)
 	ruleList(&o, "  ask", s.Ask)
 	p("  deny:                       # kept from the base\n")

@@ -168,3 +168,16 @@ func TestWithinNetworkExtras(t *testing.T) {
 		}
 	}
 }
+
+func TestWithinUnknownBinaries(t *testing.T) {
+	b := parseT(t, "b.yaml", "version: 1\ncommands: {unknown_binaries: deny}\n")
+	n := parseT(t, "n.yaml", "version: 1\ncommands: {unknown_binaries: ask}\n")
+	if findField(Within(n, b, nil), "commands.unknown_binaries", "") == nil {
+		t.Error("a looser unknown_binaries is not reported")
+	}
+	s := Suggest(b, nil)
+	var buf strings.Builder
+	if err := s.WriteYAML(&buf, nil); err != nil || !strings.Contains(buf.String(), "unknown_binaries: deny") {
+		t.Errorf("the suggestion does not keep unknown_binaries: %v\n%s", err, buf.String())
+	}
+}
