@@ -192,6 +192,13 @@ func alarmLine(a sandbox.Alarm) string {
 		return s
 	}
 	var b strings.Builder
+	if a.Action == "held" {
+		fmt.Fprintf(&b, "held on the host, not in the workspace: %s", a.Path)
+		if a.Rule != "" {
+			fmt.Fprintf(&b, " (rule %s)", a.Rule)
+		}
+		return b.String()
+	}
 	b.WriteString("undone after the call: ")
 	if a.Path != "" {
 		b.WriteString(a.Path + " ")

@@ -35,6 +35,9 @@ type ExecConfig struct {
 	WorkspaceMode            sandbox.WorkspaceMode
 	PolicyPath, PolicySHA256 string
 	Version                  string
+	// Changes, when set, lists what the session changed instead of
+	// snapshots of the workspace (a staged workspace).
+	Changes func() ([]audit.FileChange, error)
 }
 
 // ExecOnce runs cfg.Command and records session_start, the tool call and
@@ -83,7 +86,7 @@ func ExecOnce(ctx context.Context, cfg ExecConfig) (Outcome, error) {
 		t.Session = sess
 		info := sess.Info()
 		start.Image, start.ImageID, start.ContainerID = info.Image, info.ImageID, info.ContainerID
-		if cfg.Workspace != "" && cfg.WorkspaceMode != sandbox.WorkspaceRO {
+		if cfg.Workspace != "" && cfg.WorkspaceMode != sandbox.WorkspaceRO && cfg.Changes == nil {
 			if b, err := workspace.Snapshot(cfg.Workspace); err == nil {
 				before, snap = b, true
 			}
@@ -104,6 +107,13 @@ func ExecOnce(ctx context.Context, cfg ExecConfig) (Outcome, error) {
 		if after, err := workspace.Snapshot(cfg.Workspace); err == nil {
 			end.Files = workspace.Diff(before, after)
 		}
+	}
+	if run && cfg.Changes != nil {
+		ch, err := cfg.Changes()
+		if err != nil && o.Err == nil {
+			o.Err = err
+		}
+		end.Files = ch
 	}
 	endErr := t.Audit.Append(end)
 	if o.Err != nil {

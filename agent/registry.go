@@ -66,6 +66,9 @@ type Tools struct {
 	// output as it is written, the streams apart, whole and redacted
 	// (`agentbox exec`); the model still gets the capped output.
 	Stdout, Stderr io.Writer
+	// Staged, when set, promotes each call's changes from the staging
+	// layer into the workspace on the host (rw on a staged workspace).
+	Staged Promoter
 
 	// Calls learns the call running (the proxy binds credentialed
 	// requests to it); nil: nobody.
@@ -169,8 +172,19 @@ func (t *Tools) record(rec *audit.Record) error {
 
 // Call carries out one tool call. Problems the model can fix (bad JSON,
 // unknown tool, denial, a file the executor refused) come back as text in
-// Outcome.Text; Outcome.Err is set only when the session must end.
+// Outcome.Text; Outcome.Err is set only when the session must end. On a
+// staged workspace the call's changes are promoted (or held) before it
+// returns.
 func (t *Tools) Call(ctx context.Context, callID, name, argsJSON string) Outcome {
+	o := t.call(ctx, callID, name, argsJSON)
+	if t.Staged != nil && o.Err == nil {
+		t.promote(ctx, &o)
+		o = t.finish(o)
+	}
+	return o
+}
+
+func (t *Tools) call(ctx context.Context, callID, name, argsJSON string) Outcome {
 	o := Outcome{CallID: callID, Tool: name}
 	t.current, t.approved = callID, nil
 	spec, ok := lookupTool(name)

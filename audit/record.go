@@ -160,8 +160,11 @@ type Record struct {
 type FileChange struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256,omitempty"`
-	Bytes  int64  `json:"bytes"`
-	Change string `json:"change"` // added | modified | deleted
+	// SHA256Before is the content before the change (a `changes`
+	// checkpoint record; "" for an added file).
+	SHA256Before string `json:"sha256_before,omitempty"`
+	Bytes        int64  `json:"bytes"`
+	Change       string `json:"change"` // added | modified | deleted
 }
 
 // MarshalJSON encodes r exactly as the writer puts it on disk (minus the
@@ -249,6 +252,7 @@ func appendRecord(b []byte, r *Record, withMAC bool) ([]byte, error) {
 			b = append(b, `{"path":`...)
 			b = appendString(b, f.Path)
 			b = optString(b, "sha256", f.SHA256)
+			b = optString(b, "sha256_before", f.SHA256Before)
 			b = append(b, `,"bytes":`...)
 			b = strconv.AppendInt(b, f.Bytes, 10)
 			b = append(b, `,"change":`...)

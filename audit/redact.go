@@ -132,7 +132,7 @@ func (z sanitizer) record(r *Record) (Record, error) {
 		c.Files = make([]FileChange, 0, n+1)
 		for _, f := range r.Files[:n] {
 			c.Files = append(c.Files, FileChange{
-				Path: z.text(f.Path), SHA256: z.text(f.SHA256), Bytes: f.Bytes, Change: z.text(f.Change),
+				Path: z.text(f.Path), SHA256: z.text(f.SHA256), SHA256Before: z.text(f.SHA256Before), Bytes: f.Bytes, Change: z.text(f.Change),
 			})
 		}
 		if extra := len(r.Files) - n; extra > 0 {

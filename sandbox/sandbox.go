@@ -115,6 +115,12 @@ type PullReport struct {
 type Overlay struct {
 	Upper string
 	Work  string
+	// Staged: trusted host code decides and promotes what the upper
+	// layer holds after every call (package workspace, Stage). The
+	// files.write rules are then enforced there, on the host: no
+	// read-only mounts for files.write.deny (so git add/commit work on
+	// .git's objects and refs) and no effects walk in the sandbox.
+	Staged bool
 }
 
 // Info describes a started session.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/agent"
+	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/agentbox/agentbox/workspace"
@@ -75,6 +76,18 @@ func execAction(c *cli.Context) error {
 			}
 		}()
 	}
+	var live *workspace.Live
+	liveUsed := false
+	if cp == nil && cfg.WorkspaceMode == sandbox.WorkspaceRW && !onKubernetes(c) && !stagingOff() {
+		if live, err = newLive(p, &cfg); err != nil {
+			return exitWith(errorExitCode(err), err)
+		}
+		defer func() {
+			if live.State == workspace.StateLive && !liveUsed {
+				_ = live.Remove() // nothing ran
+			}
+		}()
+	}
 	return withRuntime(c, func(rt backend) error {
 		_, _ = rt.GC(c.Context) // a cheap gc first: sandboxes of dead owners go
 		tools, err := agent.NewTools(p, &cfg, log, appr)
@@ -85,6 +98,11 @@ func execAction(c *cli.Context) error {
 		tools.SessionID = sandbox.NewID()
 		if cp != nil {
 			tools.SessionID = cp.Session // the copy is named after the session
+		}
+		var changes func() ([]audit.FileChange, error)
+		if live != nil {
+			tools.SessionID, tools.Staged = live.Session, live
+			changes = liveChanges(c.Context, tools, live, c.App.ErrWriter)
 		}
 		start := agent.SessionStart{Session: tools.SessionID, Policy: p.Source(), Network: string(orNone(cfg.Network)),
 			Workspace: cfg.Workspace, WorkspaceMode: string(cfg.WorkspaceMode), Audit: auditPathOf(c)}
@@ -104,7 +122,9 @@ func execAction(c *cli.Context) error {
 			},
 			Workspace: cfg.Workspace, WorkspaceMode: cfg.WorkspaceMode,
 			PolicyPath: p.Source(), PolicySHA256: p.SHA256, Version: agentbox.Version,
+			Changes: changes,
 		})
+		liveUsed = tools.Session != nil
 		if out.stdoutClosed(ctx) {
 			// Like a local command whose reader went away (`| head -1`).
 			return exitWith(exitSIGPIPE, nil)

@@ -105,6 +105,21 @@ func runCommand() *cli.Command {
 				}
 			}
 			var cp *workspace.Copy
+			var live *workspace.Live
+			liveUsed := false // a sandbox ran on it: its records stay, whatever happened
+			if mode == sandbox.WorkspaceRW && !k8s && !stagingOff() {
+				if live, err = newLive(p, &cfg); err != nil {
+					return exitWith(errorExitCode(err), err)
+				}
+				if !c.Bool("quiet") {
+					fmt.Fprintln(c.App.ErrWriter, live.Describe())
+				}
+				defer func() {
+					if live.State == workspace.StateLive && !liveUsed {
+						_ = live.Remove() // the run never started
+					}
+				}()
+			}
 			if mode == sandbox.WorkspaceCopy {
 				if cp, err = newCopyFor(caps, p, &cfg); err != nil {
 					return exitWith(errorExitCode(err), err)
@@ -130,7 +145,7 @@ func runCommand() *cli.Command {
 				printer.Notice("running as root on a workspace root owns: the sandbox runs as uid 0 too, with every capability dropped (set sandbox.user in the policy to change it)")
 			}
 			var before *workspace.SnapshotJob
-			if cp == nil && cfg.WorkspaceMode != sandbox.WorkspaceRO {
+			if cp == nil && live == nil && cfg.WorkspaceMode != sandbox.WorkspaceRO {
 				// The walk of the workspace overlaps the sandbox's start.
 				before = workspace.StartSnapshot(cfg.Workspace)
 				defer before.Wait()
@@ -147,6 +162,11 @@ func runCommand() *cli.Command {
 					return exitWith(exitUsage, err)
 				}
 				tools.SessionID = cfg.SessionID
+				changes := copyChanges(&cp)
+				if live != nil {
+					tools.Staged = live
+					changes = liveChanges(c.Context, tools, live, c.App.ErrWriter)
+				}
 				closeSession := func() {
 					if tools.Session != nil {
 						closeOnCopy(c.Context, tools.Session, cp)
@@ -176,11 +196,12 @@ func runCommand() *cli.Command {
 						}
 						return sess, err
 					},
-					Changes: copyChanges(&cp),
+					Changes: changes,
 				})
 				if tools.Session == nil {
 					return err // the sandbox did not start; nothing was recorded
 				}
+				liveUsed = true
 				if cp != nil {
 					// Nothing may still run in the copy while it is recorded.
 					closeSession()

@@ -32,6 +32,9 @@ func prepareMasks(ctx context.Context, cfg sandbox.Config, id string) (*fileMask
 	if cfg.WorkspaceMode == sandbox.WorkspaceRO {
 		writeDeny = nil // the whole workspace is read-only already
 	}
+	if cfg.Overlay != nil && cfg.Overlay.Staged {
+		writeDeny = nil // decided on the host when the changes are promoted
+	}
 	entries, err := planMasks(ctx, cfg.Workspace, cfg.ReadDeny, writeDeny, !sameUser(cfg.User))
 	if err != nil {
 		return nil, err

@@ -150,7 +150,8 @@ func (c *Client) HelloConfig(ctx context.Context, cfg sandbox.Config, proxySocke
 	en := cfg.Enforce
 	req := &Request{Op: OpHello, Key: c.key, Cap: cfg.OutputCap, Keep: cfg.KeepBackground,
 		Policy: en.Policy, PolicyName: en.PolicyName, Approver: en.Approve != nil,
-		Effects: wireRules(en.WriteRules), PidsMax: int(cfg.Pids), SetIDFilter: en.SetIDFilter, Proxy: proxySocket, ProxyChannel: c.relay != nil}
+		Effects: wireRules(en.WriteRules), PidsMax: int(cfg.Pids), SetIDFilter: en.SetIDFilter, Proxy: proxySocket, ProxyChannel: c.relay != nil,
+		Staged: cfg.Overlay != nil && cfg.Overlay.Staged}
 	if en.Heartbeat > 0 {
 		req.DeadlineMS = (3 * en.Heartbeat).Milliseconds()
 	}

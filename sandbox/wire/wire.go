@@ -121,7 +121,10 @@ type Request struct {
 	Approver   bool   `json:"approver,omitempty"`    // the host answers asks
 	DeadlineMS int64  `json:"deadline_ms,omitempty"` // silence longer than this kills everything
 	Effects    *Rules `json:"effects,omitempty"`     // files.write rules checked after every exec
-	PidsMax    int    `json:"pids_max,omitempty"`    // the container's pids limit
+	// Staged (hello): the host decides the workspace's changes after every
+	// call (a staged overlay): the executor walks nothing itself.
+	Staged  bool `json:"staged,omitempty"`
+	PidsMax int  `json:"pids_max,omitempty"` // the container's pids limit
 	// SetIDFilter (hello): the executor filters set-id mode bits out of
 	// every command's system calls itself (sandbox.Enforcement.SetIDFilter).
 	SetIDFilter bool `json:"setid_filter,omitempty"`
