@@ -72,11 +72,13 @@ func (t *Tools) promote(ctx context.Context, o *Outcome) {
 
 // recordCheckpoint writes a call's checkpoint to the audit log.
 func (t *Tools) recordCheckpoint(cp *workspace.Checkpoint, tool string) error {
-	if p := cp.Promoted(); len(p) > 0 {
-		files := make([]audit.FileChange, len(p))
-		for i, c := range p {
-			files[i] = audit.FileChange{Path: c.Path, SHA256: c.After, SHA256Before: c.Before, Bytes: c.Bytes, Change: c.Change}
+	var files []audit.FileChange
+	for _, c := range cp.Promoted() {
+		if c.Type != workspace.TypeDir || c.Change == workspace.ChangeMode {
+			files = append(files, audit.FileChange{Path: c.Path, SHA256: c.After, SHA256Before: c.Before, Bytes: c.Bytes, Change: c.Change})
 		}
+	}
+	if len(files) > 0 {
 		if err := t.record(&audit.Record{Event: audit.EventChanges, CallID: cp.CallID, Tool: tool,
 			Reason: fmt.Sprintf("checkpoint %d", cp.Seq), Files: files}); err != nil {
 			return err

@@ -32,6 +32,15 @@ func (c *Copy) Apply() error {
 	if c.State != StatePending {
 		return fmt.Errorf("%w: session %s is %s", ErrNotPending, c.Session, c.State)
 	}
+	if held, err := c.Hazards(); err != nil {
+		return err
+	} else if len(held) > 0 {
+		var names []string
+		for _, h := range held {
+			names = append(names, h.Path+" ("+h.Held+": "+h.Why+")")
+		}
+		return fmt.Errorf("%w: %s; nothing was applied: review them (agentbox changes %s) and copy them by hand if you trust them, or discard the session", ErrGuarded, strings.Join(names, ", "), c.Session)
+	}
 	if err := ApplyChanges(c.Workspace, c.ChangedRoot(), c.Kind == KindOverlay, c.Since, c.Meta.Changes); err != nil {
 		return fmt.Errorf("%w (the changes stay in %s)", err, c.Root)
 	}

@@ -1,7 +1,9 @@
 package workspace
 
 import (
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentbox/agentbox/audit"
@@ -26,6 +28,70 @@ func hostExecuted(p string) bool {
 		}
 	}
 	return false
+}
+
+// Hazards lists the copy's changes that are host hazards (the same
+// decisions as promotion after every call in rw mode): for an overlay,
+// read from its upper directory with the staging engine; for a real copy,
+// by path (and gitdir: content).
+func (c *Copy) Hazards() ([]StagedChange, error) {
+	var out []StagedChange
+	if c.Kind == KindOverlay {
+		st, err := OpenStage(c.Upper(), c.Workspace, c.StageDir(), nil)
+		if err != nil {
+			return nil, err
+		}
+		list, err := st.List()
+		if err != nil {
+			return nil, err
+		}
+		for _, ch := range list {
+			if ch.Held != "" && ch.Held != HazardConflict {
+				out = append(out, ch)
+			}
+		}
+		return out, nil
+	}
+	ownGit := false
+	if fi, err := os.Lstat(filepath.Join(c.Workspace, ".git")); err == nil && fi.IsDir() {
+		ownGit = true
+	}
+	for _, ch := range c.Meta.Changes {
+		if ch.Change == ChangeIncomplete {
+			continue
+		}
+		rule, why := pathHazard(ch.Path, ownGit)
+		if rule == "" && ch.Change != "deleted" && gitdirFile(filepath.Join(c.ChangedRoot(), filepath.FromSlash(ch.Path))) {
+			rule, why = HazardGitRepo, "a gitdir: link to a git repository"
+		}
+		for d := path.Dir(ch.Path); rule == "" && ch.Change != "deleted"; d = path.Dir(d) {
+			first := ch.Path
+			if d != "." {
+				first = strings.TrimPrefix(ch.Path, d+"/")
+			}
+			first, _, _ = strings.Cut(first, "/")
+			if gitEntries[first] && !(ownGit && d == ".git") && treeIsGitDir(c.ChangedRoot(), d) {
+				rule, why = HazardGitRepo, d+" would be a git repository (HEAD, objects/, refs/)"
+			}
+			if d == "." {
+				break
+			}
+		}
+		if rule != "" {
+			out = append(out, StagedChange{Path: ch.Path, Change: ch.Change, Held: rule, Why: why})
+		}
+	}
+	return out, nil
+}
+
+// treeIsGitDir reports whether dir below root holds HEAD with objects/
+// and refs/, or HEAD with commondir.
+func treeIsGitDir(root, dir string) bool {
+	is := func(name string, wantDir bool) bool {
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(dir), name))
+		return err == nil && fi.IsDir() == wantDir
+	}
+	return is("HEAD", false) && (is("objects", true) && is("refs", true) || is("commondir", false))
 }
 
 // guarded lists the changes Apply refuses to write.

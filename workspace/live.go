@@ -103,6 +103,9 @@ func (l *Live) Finish(callID string) (*Checkpoint, error) {
 	return cp, l.save()
 }
 
+// StageDir is where a staged session keeps its records.
+func (c *Copy) StageDir() string { return filepath.Join(c.Root, "stage") }
+
 // LoadStage opens the records of a staged session for review and rewind.
 func LoadStage(store Store, session string) (*Copy, *Stage, error) {
 	c, err := store.Load(session)

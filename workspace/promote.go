@@ -217,9 +217,9 @@ func (p *promoter) one(c *StagedChange) error {
 	if err == nil {
 		err = out.Chmod(perm)
 	}
-	if err == nil {
-		err = out.Sync()
-	}
+	// No fsync per file: the rename is atomic against a killed agentbox
+	// (what the journal is for); durability against a power cut is the
+	// filesystem's, as for any editor's save.
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}

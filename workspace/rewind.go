@@ -73,6 +73,9 @@ func (s *Stage) Rewind(call string) (*Rewound, error) {
 		f := final[p]
 		cur, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(s.Lower, filepath.FromSlash(p)))
 		switch {
+		case p == ".git/index":
+			// git rewrites its index on a mere git status: put the old one
+			// back whatever the host's git did to it.
 		case f.absent && err == nil && !cur.IsDir():
 			conflicts = append(conflicts, p+" (created again in the workspace)")
 		case f.absent:

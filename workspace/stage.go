@@ -92,7 +92,7 @@ func (s *Stage) List() ([]StagedChange, error) {
 	if st, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(s.Lower, ".git")); err == nil && st.IsDir() {
 		ownGit = true
 	}
-	l := &lister{s: s, ownGit: ownGit, gitDirs: map[string]bool{}}
+	l := &lister{s: s, ownGit: ownGit, gitDirs: map[string]bool{}, heldDirs: map[string]bool{}}
 	res, err := fstree.Walk(s.Upper, fstree.Options{Sorted: true}, l.visit)
 	if err != nil {
 		return nil, fmt.Errorf("reading the staged changes in %s: %w", s.Upper, err)
@@ -109,6 +109,9 @@ func (s *Stage) List() ([]StagedChange, error) {
 	sort.Slice(l.out, func(i, j int) bool { return l.out[i].Path < l.out[j].Path })
 	for i := range l.out {
 		l.decide(&l.out[i])
+		if c := l.out[i]; c.Held != "" && c.Type == TypeDir && c.Change != "deleted" {
+			l.heldDirs[c.Path] = true
+		}
 	}
 	return l.out, nil
 }
@@ -118,7 +121,10 @@ type lister struct {
 	ownGit  bool
 	out     []StagedChange
 	gitDirs map[string]bool // merged-view directories already checked: is it a git dir?
-	err     error
+	// heldDirs are the directories held so far (sorted order: parents
+	// are decided before their entries).
+	heldDirs map[string]bool
+	err      error
 }
 
 func (l *lister) visit(e *fstree.Entry) bool {
@@ -230,9 +236,9 @@ func (s *Stage) sameAsLower(e *fstree.Entry, low fstree.Stamp) bool {
 
 // decide fills c.Held: a held parent, the host hazards, then the policy.
 func (l *lister) decide(c *StagedChange) {
-	for _, o := range l.out {
-		if o.Held != "" && o.Type == TypeDir && o.Change != "deleted" && strings.HasPrefix(c.Path, o.Path+"/") {
-			c.Held, c.Why = HazardParent, o.Path+" is held"
+	for d := path.Dir(c.Path); d != "."; d = path.Dir(d) {
+		if l.heldDirs[d] {
+			c.Held, c.Why = HazardParent, d+" is held"
 			return
 		}
 	}

@@ -137,7 +137,8 @@ func (s Store) Discard(session string) error {
 }
 
 // GC removes the copies that were applied, discarded or found empty, and
-// pending ones older than ttl. It returns the sessions removed.
+// pending ones (and staged sessions' records: checkpoints, held changes)
+// older than ttl. It returns the sessions removed.
 func (s Store) GC(ttl time.Duration, now time.Time) ([]string, error) {
 	list, err := s.List()
 	if err != nil {
@@ -146,7 +147,7 @@ func (s Store) GC(ttl time.Duration, now time.Time) ([]string, error) {
 	var removed []string
 	var errs []error
 	for _, m := range list {
-		expired := m.State == StatePending && now.Sub(m.Created) > ttl
+		expired := (m.State == StatePending || m.State == StateStaged) && now.Sub(m.Created) > ttl
 		if m.State != StateApplied && m.State != StateDiscarded && m.State != StateEmpty && !expired {
 			continue
 		}

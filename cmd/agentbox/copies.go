@@ -98,6 +98,7 @@ func changesCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "stat", Usage: "list the changed files, not the diff"},
 			&cli.BoolFlag{Name: "all", Usage: "list applied, discarded and empty sessions too"},
+			&cli.BoolFlag{Name: "held", Usage: "a staged (rw) session: list the changes held back from the workspace, with the rule"},
 		},
 		Action: func(c *cli.Context) error {
 			store, err := copyStore()
@@ -110,6 +111,9 @@ func changesCommand() *cli.Command {
 			cp, err := store.Load(c.Args().First())
 			if err != nil {
 				return exitWith(exitUsage, err)
+			}
+			if cp.State == workspace.StateLive || cp.State == workspace.StateStaged {
+				return statStaged(c.App.Writer, cp, c.Bool("held"))
 			}
 			if c.Bool("stat") || cp.State != workspace.StatePending {
 				return statCopy(c, cp)
@@ -127,7 +131,7 @@ func listCopies(c *cli.Context, store workspace.Store) error {
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	n := 0
 	for _, m := range list {
-		if m.State != workspace.StatePending && !c.Bool("all") {
+		if m.State != workspace.StatePending && m.State != workspace.StateLive && !c.Bool("all") {
 			continue
 		}
 		if n == 0 {

@@ -29,8 +29,10 @@ func newLive(p *policy.Policy, cfg *sandbox.Config) (*workspace.Live, error) {
 	if cfg.SessionID == "" {
 		cfg.SessionID = sandbox.NewID()
 	}
-	o := workspace.CopyOptions{Session: cfg.SessionID, DiskBytes: p.Sandbox.DiskBytes, DiskRequired: p.Sandbox.DiskSet,
-		NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off"}
+	// No disk image under the upper layer: rw writes end up in the
+	// workspace's filesystem anyway (README: Disk), and held changes move
+	// to the session's records by rename.
+	o := workspace.CopyOptions{Session: cfg.SessionID, NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off"}
 	l, err := workspace.NewLive(store, cfg.Workspace, o, agent.StageDecider(p))
 	if err != nil {
 		return nil, fmt.Errorf("%w (or set AGENTBOX_STAGING=off to let the sandbox write into the workspace directly, checked only from inside the sandbox)", err)
@@ -68,6 +70,9 @@ func stagedSummary(st *workspace.Stage, session string, w io.Writer) ([]audit.Fi
 	for _, cp := range cps {
 		held += len(cp.HeldChanges())
 		for _, c := range cp.Promoted() {
+			if c.Type == workspace.TypeDir {
+				continue // the files tell
+			}
 			if _, ok := last[c.Path]; !ok {
 				order = append(order, c.Path)
 			}

@@ -1,0 +1,89 @@
+package workspace
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// benchStage makes a workspace of n files and a stage over it.
+func benchStage(b *testing.B, n int) (lower, upper, state string) {
+	b.Helper()
+	base := b.TempDir()
+	lower, upper, state = filepath.Join(base, "ws"), filepath.Join(base, "upper"), filepath.Join(base, "state")
+	GenerateTree(b, lower, n)
+	if err := os.Mkdir(upper, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return lower, upper, state
+}
+
+// BenchmarkStagedCallIdle10 and ...60000: the host's after-call step on a
+// staged workspace when the call changed one file, on a 10-file and a
+// 60,000-file workspace: it reads the upper layer only, so both cost the
+// same (the in-sandbox effects walk it replaces cost ∝ the workspace).
+func BenchmarkStagedCallIdle10(b *testing.B)    { benchIdle(b, 10) }
+func BenchmarkStagedCallIdle60000(b *testing.B) { benchIdle(b, 60000) }
+
+func benchIdle(b *testing.B, n int) {
+	lower, upper, state := benchStage(b, n)
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		writeFile(b, filepath.Join(upper, "out.txt"), fmt.Sprint(i))
+		if _, err := s.Promote(fmt.Sprint(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPromote1, 100 and 10000: promoting a call that added that many
+// files (ns/op is one whole promotion).
+func BenchmarkPromote1(b *testing.B)     { benchPromote(b, 1) }
+func BenchmarkPromote100(b *testing.B)   { benchPromote(b, 100) }
+func BenchmarkPromote10000(b *testing.B) { benchPromote(b, 10000) }
+
+func benchPromote(b *testing.B, n int) {
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		lower, upper, state := benchStage(b, 10)
+		for j := range n {
+			writeFile(b, filepath.Join(upper, fmt.Sprintf("d%d", j%100), fmt.Sprintf("f%d.txt", j)), "content\n")
+		}
+		s, err := OpenStage(upper, lower, state, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		cp, err := s.Promote("call")
+		if err != nil || len(cp.Promoted()) < n {
+			b.Fatalf("%v %d", err, len(cp.Promoted()))
+		}
+	}
+}
+
+// BenchmarkRewind100: rewinding a call that edited 100 files.
+func BenchmarkRewind100(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		lower, upper, state := benchStage(b, 1000)
+		s, err := OpenStage(upper, lower, state, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for j := range 100 {
+			writeFile(b, filepath.Join(upper, fmt.Sprintf("r%d.txt", j)), "edited\n")
+		}
+		if _, err := s.Promote("call"); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if res, err := s.Rewind("call"); err != nil || len(res.Restored) != 100 {
+			b.Fatalf("%v", err)
+		}
+	}
+}
