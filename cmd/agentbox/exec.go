@@ -78,7 +78,7 @@ func execAction(c *cli.Context) error {
 	}
 	var live *workspace.Live
 	liveUsed := false
-	if cp == nil && cfg.WorkspaceMode == sandbox.WorkspaceRW && !onKubernetes(c) && !stagingOff() {
+	if caps := capabilities(c); cp == nil && cfg.WorkspaceMode == sandbox.WorkspaceRW && caps.HostMounts && caps.OverlayStaging && !stagingOff() {
 		if live, err = newLive(p, &cfg); err != nil {
 			return exitWith(errorExitCode(err), err)
 		}

@@ -107,7 +107,7 @@ func runCommand() *cli.Command {
 			var cp *workspace.Copy
 			var live *workspace.Live
 			liveUsed := false // a sandbox ran on it: its records stay, whatever happened
-			if mode == sandbox.WorkspaceRW && !k8s && !stagingOff() {
+			if mode == sandbox.WorkspaceRW && caps.HostMounts && caps.OverlayStaging && !stagingOff() {
 				if live, err = newLive(p, &cfg); err != nil {
 					return exitWith(errorExitCode(err), err)
 				}
