@@ -53,6 +53,9 @@ func newConn(cfg Config) (*conn, error) {
 		return nil, err
 	}
 	t.SessionID = id
+	if cfg.Staged != nil {
+		t.Staged = cfg.Staged
+	}
 	c := &conn{cfg: cfg, id: id, tools: t, asks: newAskState(), done: make(chan struct{})}
 	c.stop = sync.OnceFunc(func() { close(c.done) })
 	return c, nil
@@ -86,7 +89,7 @@ func (c *conn) ensure(ctx context.Context, client *sdk.Implementation) error {
 		return c.broken
 	}
 	c.sess, c.tools.Session = sess, sess
-	if c.cfg.Sandbox.Workspace != "" && c.cfg.Sandbox.WorkspaceMode != sandbox.WorkspaceRO {
+	if c.cfg.Staged == nil && c.cfg.Sandbox.Workspace != "" && c.cfg.Sandbox.WorkspaceMode != sandbox.WorkspaceRO {
 		if b, err := workspace.Snapshot(c.cfg.Sandbox.Workspace); err == nil {
 			c.before, c.snapshot = b, true
 		}
@@ -171,6 +174,14 @@ func (c *conn) shutdown(ctx context.Context, interrupted bool) error {
 	end := &audit.Record{Event: audit.EventSessionEnd, Session: c.id, Steps: c.calls, Status: status}
 	if c.broken != nil {
 		end.Error = c.cfg.Audit.Redact(c.broken.Error())
+	}
+	if l := c.cfg.Staged; l != nil && c.calls > 0 {
+		if _, err := c.tools.FinishStaged(l); err != nil {
+			end.Error = c.cfg.Audit.Redact("promoting the last changes: " + err.Error())
+			end.Status = agent.StatusError
+		} else if files, _, err := l.Stage.PromotedFiles(); err == nil {
+			end.Files = files
+		}
 	}
 	if c.snapshot {
 		if after, err := workspace.Snapshot(c.cfg.Sandbox.Workspace); err == nil {

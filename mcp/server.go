@@ -22,6 +22,7 @@ import (
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/workspace"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -59,6 +60,10 @@ type Config struct {
 	// gone (the client died without closing stdin) the connection ends.
 	// 0 = every 500ms; negative = never.
 	ParentPoll time.Duration
+	// Staged, when set, is the session's staged workspace (rw): each
+	// call's changes are promoted on the host after it, the last ones
+	// once the sandbox is gone.
+	Staged *workspace.Live
 }
 
 // Serve serves one MCP connection over cfg.In/cfg.Out until the client

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/sandbox"
 )
 
@@ -117,4 +118,34 @@ func LoadStage(store Store, session string) (*Copy, *Stage, error) {
 		return nil, nil, err
 	}
 	return c, st, nil
+}
+
+// PromotedFiles lists what the session promoted into the workspace, the
+// last change of each file (directories left out), and how many changes
+// were held: the session's change list.
+func (s *Stage) PromotedFiles() ([]audit.FileChange, int, error) {
+	cps, err := s.Checkpoints()
+	if err != nil {
+		return nil, 0, err
+	}
+	last := map[string]audit.FileChange{}
+	var order []string
+	held := 0
+	for _, cp := range cps {
+		held += len(cp.HeldChanges())
+		for _, c := range cp.Promoted() {
+			if c.Type == TypeDir {
+				continue // the files tell
+			}
+			if _, ok := last[c.Path]; !ok {
+				order = append(order, c.Path)
+			}
+			last[c.Path] = audit.FileChange{Path: c.Path, SHA256: c.After, SHA256Before: c.Before, Bytes: c.Bytes, Change: c.Change}
+		}
+	}
+	out := make([]audit.FileChange, 0, len(order))
+	for _, p := range order {
+		out = append(out, last[p])
+	}
+	return out, held, nil
 }

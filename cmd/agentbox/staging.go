@@ -57,31 +57,12 @@ func liveChanges(ctx context.Context, tools *agent.Tools, l *workspace.Live, w i
 	}
 }
 
-// stagedSummary lists the changes promoted during a staged session (the
-// last change of each path) and says on w how many were held.
+// stagedSummary lists the changes promoted during a staged session and
+// says on w how many were held.
 func stagedSummary(st *workspace.Stage, session string, w io.Writer) ([]audit.FileChange, error) {
-	cps, err := st.Checkpoints()
+	out, held, err := st.PromotedFiles()
 	if err != nil {
 		return nil, err
-	}
-	last := map[string]audit.FileChange{}
-	var order []string
-	held := 0
-	for _, cp := range cps {
-		held += len(cp.HeldChanges())
-		for _, c := range cp.Promoted() {
-			if c.Type == workspace.TypeDir {
-				continue // the files tell
-			}
-			if _, ok := last[c.Path]; !ok {
-				order = append(order, c.Path)
-			}
-			last[c.Path] = audit.FileChange{Path: c.Path, SHA256: c.After, SHA256Before: c.Before, Bytes: c.Bytes, Change: c.Change}
-		}
-	}
-	out := make([]audit.FileChange, 0, len(order))
-	for _, p := range order {
-		out = append(out, last[p])
 	}
 	if held > 0 && w != nil {
 		fmt.Fprintf(w, "agentbox held %d change(s) the sandbox made (host hazards, files.write rules, conflicts): they are not in the workspace; review them with: agentbox changes %s --held\n", held, session)
