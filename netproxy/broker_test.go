@@ -39,6 +39,11 @@ func (u *upstream) seen() (auths, paths []string) {
 	return append([]string(nil), u.auths...), append([]string(nil), u.paths...)
 }
 
+func (u *upstream) all() []string {
+	_, paths := u.seen()
+	return paths
+}
+
 func newUpstream(t *testing.T) *upstream {
 	u := &upstream{}
 	u.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -419,5 +424,27 @@ func TestScrubEncodedForms(t *testing.T) {
 	out, _ := io.ReadAll(newScrubReader(strings.NewReader("h="+hex.EncodeToString([]byte(testValue))), vals))
 	if strings.Contains(string(out), hex.EncodeToString([]byte(testValue))) {
 		t.Errorf("hex not scrubbed: %q", out)
+	}
+}
+
+func TestBrokerPlaceholderInBody(t *testing.T) {
+	bh := startBroker(t, "", nil)
+	body := `{"token": "` + testPlaceholder + `"}`
+	if resp, _ := bh.do(t, "POST", bh.other.URL+"/collect", nil, body); resp.StatusCode != 403 {
+		t.Errorf("placeholder in a body to another host: %d, want 403", resp.StatusCode)
+	}
+	ev := bh.waitFor(t, func(e Event) bool { return e.Path == "/collect" })
+	if ev.Alarm != KindSecretMisuse || ev.Secret != "TOKEN" {
+		t.Errorf("event %+v", ev)
+	}
+	if got := bh.other.all(); len(got) != 0 {
+		t.Errorf("other upstream got %q", got)
+	}
+	// To its own host a body placeholder goes as is: bodies are never
+	// substituted.
+	big := body + strings.Repeat(" ", 100<<10) // longer than what is read ahead
+	resp, got := bh.do(t, "POST", bh.good.URL+"/api", nil, big)
+	if resp.StatusCode != 200 || !strings.Contains(got, fmt.Sprintf("body=%d", len(big))) {
+		t.Errorf("own host: %d %q", resp.StatusCode, got)
 	}
 }

@@ -2,6 +2,7 @@ package netproxy
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/base64"
@@ -38,15 +39,27 @@ func (p *Proxy) exchange(cw io.Writer, req *http.Request, uw io.Writer, ubr *buf
 		upath = "/"
 	}
 	used := b.placeholdersIn(req)
-	if ambiguousPath(req.URL) && (b.Rules.HasRules(t) || len(used) > 0) {
-		return p.answer(cw, ev, 403, RuleRequest, "", fmt.Sprintf("%s %s refused: a path with dot segments, empty segments or encoded slashes is ambiguous to the rules; send it normalised", req.Method, t), used, "")
+	inBody, err := b.placeholdersInBody(req)
+	if err != nil {
+		ev.Err = "read request body: " + err.Error()
+		return false
+	}
+	carried := union(used, inBody) // for misuse; only headers are substituted
+	if ambiguousPath(req.URL) && (b.Rules.HasRules(t) || len(carried) > 0) {
+		return p.answer(cw, ev, 403, RuleRequest, "", fmt.Sprintf("%s %s refused: a path with dot segments, empty segments or encoded slashes is ambiguous to the rules; send it normalised", req.Method, t), carried, "")
 	}
 	d := b.Rules.DecideRequest(t, req.Method, upath)
 	if d.Rule != "" {
 		ev.Rule, ev.RuleText = d.Rule, d.Text
 	}
 	if d.Verdict != policy.Allow {
-		return p.answer(cw, ev, 403, d.Rule, d.Text, d.Reason, used, "the rules deny this request")
+		return p.answer(cw, ev, 403, d.Rule, d.Text, d.Reason, carried, "the rules deny this request")
+	}
+	for _, s := range inBody {
+		if !s.Spec.MatchesHost(t) {
+			why := fmt.Sprintf("%s is not one of secrets.%s.hosts", t, s.Spec.Name)
+			return p.answer(cw, ev, 403, d.Rule, d.Text, fmt.Sprintf("%s %s%s refused: the request body carries the placeholder of %s: %s", req.Method, t, upath, s.Spec.Name, why), carried, why)
+		}
 	}
 	for _, s := range used {
 		why := ""
@@ -57,7 +70,7 @@ func (p *Proxy) exchange(cw io.Writer, req *http.Request, uw io.Writer, ubr *buf
 			why = fmt.Sprintf("secrets.%s is bound to calls matching %q and the running call (%s) does not match", s.Spec.Name, s.Spec.DuringText(), orNone(call.ID))
 		}
 		if why != "" {
-			return p.answer(cw, ev, 403, d.Rule, d.Text, fmt.Sprintf("%s %s%s refused: the placeholder of %s was sent where it may not go: %s", req.Method, t, upath, s.Spec.Name, why), used, why)
+			return p.answer(cw, ev, 403, d.Rule, d.Text, fmt.Sprintf("%s %s%s refused: the placeholder of %s was sent where it may not go: %s", req.Method, t, upath, s.Spec.Name, why), carried, why)
 		}
 	}
 	ev.Decision = Allow
@@ -104,7 +117,7 @@ func (p *Proxy) exchange(cw io.Writer, req *http.Request, uw io.Writer, ubr *buf
 		}
 	}
 	upW := &countWriter{w: uw}
-	err := req.Write(upW)
+	err = req.Write(upW)
 	ev.BytesUp = upW.n
 	if sum != nil {
 		ev.BodySHA256 = hex.EncodeToString(sum.Sum(nil))
@@ -265,6 +278,49 @@ func (b *Broker) placeholdersIn(req *http.Request) []Secret {
 	for _, sec := range b.Secrets {
 		if strings.Contains(s, sec.Placeholder) {
 			out = append(out, sec)
+		}
+	}
+	return out
+}
+
+// bodyScanBytes is how much of a request body is read ahead and searched
+// for placeholders before the request is sent.
+const bodyScanBytes = 64 << 10
+
+// placeholdersInBody lists the secrets whose placeholder appears in the
+// first bodyScanBytes of the body; the body is left whole for sending.
+func (b *Broker) placeholdersInBody(req *http.Request) ([]Secret, error) {
+	if req.Body == nil || req.Body == http.NoBody || len(b.Secrets) == 0 {
+		return nil, nil
+	}
+	buf := make([]byte, bodyScanBytes)
+	n, err := io.ReadFull(req.Body, buf)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, err
+	}
+	buf = buf[:n]
+	req.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(buf), req.Body), req.Body}
+	var out []Secret
+	for _, s := range b.Secrets {
+		if bytes.Contains(buf, []byte(s.Placeholder)) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func union(a, b []Secret) []Secret {
+	out := append([]Secret(nil), a...)
+	for _, s := range b {
+		dup := false
+		for _, x := range out {
+			dup = dup || x.Placeholder == s.Placeholder
+		}
+		if !dup {
+			out = append(out, s)
 		}
 	}
 	return out
