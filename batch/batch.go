@@ -49,7 +49,14 @@ type Config struct {
 	// session the journal (or the audit log) says ended; with RetryFailed,
 	// only those whose status is ok. A task that started but did not end is
 	// interrupted and runs again only with RerunInterrupted.
-	Resume, RetryFailed, RerunInterrupted bool
+	// RetryInfra reruns the tasks that ended infra_failed (RetryFailed
+	// does not).
+	Resume, RetryFailed, RerunInterrupted, RetryInfra bool
+	// InfraRetries, InfraFailures and InfraPause bound the infrastructure
+	// breaker (0 = DefaultInfraRetries, DefaultInfraFailures,
+	// DefaultInfraPause; see infra.go).
+	InfraRetries, InfraFailures int
+	InfraPause                  time.Duration
 	// AuditPath is the audit log's file, read on resume to rebuild the
 	// result of a task whose session ended before the batch recorded it.
 	AuditPath string
@@ -143,6 +150,7 @@ type batcher struct {
 	mu      sync.Mutex
 	started map[string]bool // tasks journalled as started in this run
 	slots   *slots
+	infra   *infraBreaker
 	prog    *progress
 	brk     *breaker
 }
@@ -188,6 +196,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	b := &batcher{id: sandbox.NewID(), cfg: cfg, results: res, journal: jr, started: map[string]bool{},
 		brk: newBreaker(cfg.EndpointFailures, cfg.Audit.Redact)}
 	interrupted := b.recover(states, done)
+	b.infra = newInfraBreaker(cfg, func(msg string) { b.prog.notice(msg) })
 	if err := b.openSlots(); err != nil {
 		return Summary{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -200,7 +209,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	finished := map[string]Line{}
 	for i := range cfg.Tasks {
 		t := &cfg.Tasks[i]
-		if l, ok := done[t.ID]; ok && (!cfg.RetryFailed || l.Status == agent.StatusOK) {
+		if l, ok := done[t.ID]; ok && !retry(cfg, l.Status) {
 			finished[t.ID] = l
 			continue
 		}
@@ -253,7 +262,12 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if elapsed > 0 {
 		s.TasksPerMin = float64(ran) / elapsed.Minutes()
 	}
-	stopped := b.brk.tripped()
+	stopped, stopErr := b.brk.tripped(), ErrEndpointFailing
+	if stopped != "" {
+		stopped = "model endpoint failing: " + stopped
+	} else if stopped = b.infra.tripped(); stopped != "" {
+		stopErr = ErrInfraStopped
+	}
 	for _, t := range cfg.Tasks {
 		l, ok := finished[t.ID]
 		if !ok && (b.started[t.ID] || (interrupted[t.ID] && !cfg.RerunInterrupted)) {
@@ -268,7 +282,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			if stopped != "" && ctx.Err() == nil {
 				s.Stopped = stopped
 				s.Tasks = append(s.Tasks, Line{ID: t.ID, Status: StatusNotStarted, Exit: exitFailed,
-					Error: "model endpoint failing: " + stopped, FilesChanged: []audit.FileChange{}})
+					Error: stopped, FilesChanged: []audit.FileChange{}})
 				s.ByStatus[StatusNotStarted]++
 			}
 			continue
@@ -288,7 +302,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return s, fmt.Errorf("batch interrupted with %d of %d tasks not finished: %w", s.NotRun, s.Total, context.Cause(ctx))
 	}
 	if s.Stopped != "" {
-		return s, fmt.Errorf("%w (%s): %d of %d tasks not started", ErrEndpointFailing, s.Stopped, s.NotRun, s.Total)
+		return s, fmt.Errorf("%w (%s): %d of %d tasks not started", stopErr, s.Stopped, s.NotRun, s.Total)
 	}
 	return s, nil
 }
@@ -342,4 +356,17 @@ func SandboxConfig(p *policy.Policy, o Overrides, workspace string) sandbox.Conf
 		cfg.Network = o.Network
 	}
 	return cfg
+}
+
+// retry reports whether a task that finished with status in an earlier
+// run runs again: --retry-failed for task failures, --retry-infra for
+// infra_failed.
+func retry(cfg Config, status string) bool {
+	switch status {
+	case agent.StatusOK:
+		return false
+	case StatusInfraFailed:
+		return cfg.RetryInfra
+	}
+	return cfg.RetryFailed
 }

@@ -130,8 +130,8 @@ func (b *batcher) schedule(ctx context.Context, tasks []*Task, finish func(Line)
 		go func() {
 			defer preparers.Done()
 			for t := range jobs {
-				if b.brk.blocks(t) {
-					continue // the endpoint keeps failing: not started
+				if b.brk.blocks(t) || b.infra.tripped() != "" {
+					continue // the endpoint or the engine keeps failing: not started
 				}
 				p := &prepared{task: t}
 				if !b.cfg.NoPool {
@@ -158,7 +158,7 @@ func (b *batcher) schedule(ctx context.Context, tasks []*Task, finish func(Line)
 		go func() {
 			defer workers.Done()
 			for p := range ready {
-				if ctx.Err() != nil || b.brk.blocks(p.task) {
+				if ctx.Err() != nil || b.brk.blocks(p.task) || (p.sess == nil && b.infra.tripped() != "") {
 					b.discard(ctx, p)
 					continue
 				}

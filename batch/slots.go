@@ -48,7 +48,7 @@ func (b *batcher) startSandbox(ctx context.Context, p *prepared) (sandbox.Sessio
 		}
 		p.slot = slot
 	}
-	sess, err := b.cfg.Runtime.Start(ctx, p.cfg)
+	sess, err := b.infra.start(ctx, func() (sandbox.Session, error) { return b.cfg.Runtime.Start(ctx, p.cfg) })
 	if err != nil {
 		p.slot.Release()
 		p.slot = nil

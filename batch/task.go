@@ -49,13 +49,15 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 	}
 	if p.err != nil {
 		b.discard(ctx, p)
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(p.err, ErrInfraStopped) {
 			_ = workspace.RemoveTree(outDir)
 			return l, false
 		}
 		l.Status, l.Exit, l.Error = StatusSetupFailed, exitUnavailable, b.cfg.Audit.Redact(p.err.Error())
 		if errors.Is(p.err, sandbox.ErrConfig) || errors.Is(p.err, workspace.ErrTooLarge) {
 			l.Exit = exitFailed
+		} else if isInfra(p.err) {
+			l.Status = StatusInfraFailed
 		}
 		l.DurationMS = time.Since(picked).Milliseconds()
 		return l, b.record(outDir, l, "", "setup failed: "+l.Error+"\n")
@@ -83,6 +85,9 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 	l.FilesChanged = res.FilesChanged
 	l.Error = res.Error
 	l.Exit = session.ExitCode(res.Status, runErr)
+	if res.Status == agent.StatusError && isInfra(runErr) {
+		l.Status = StatusInfraFailed // the sandbox died under the task
+	}
 	if msg := b.brk.observe(t, runErr, l.Tokens); msg != "" {
 		b.prog.notice(msg)
 	}

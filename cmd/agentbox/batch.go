@@ -27,7 +27,8 @@ func batchCommand() *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "results", Usage: "results directory: results.jsonl, summary.json and one directory per task"},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"j"}, Usage: "tasks run at once (default: the number of cores)"},
 			&cli.BoolFlag{Name: "resume", Usage: "continue a batch: skip the tasks that have a line in results.jsonl"},
-			&cli.BoolFlag{Name: "retry-failed", Usage: "with --resume, also rerun the tasks whose status was not ok"},
+			&cli.BoolFlag{Name: "retry-failed", Usage: "with --resume, also rerun the tasks that failed (not infra_failed ones: see --retry-infra)"},
+			&cli.BoolFlag{Name: "retry-infra", Usage: "with --resume, also rerun the tasks that could not get a working sandbox (infra_failed)"},
 			&cli.BoolFlag{Name: "rerun-interrupted", Usage: "with --resume, also rerun the tasks whose session started but never ended (they may have had effects)"},
 			&cli.BoolFlag{Name: "no-pool", Usage: "do not prepare sandboxes ahead (each task starts its own)"},
 			&cli.IntFlag{Name: "pool", Usage: "tasks prepared ahead (default: --concurrency)"},
@@ -70,8 +71,8 @@ func batchAction(c *cli.Context) error {
 	if c.Duration("heartbeat") < 0 {
 		return usageError{errors.New("--heartbeat must not be negative")}
 	}
-	if (c.Bool("retry-failed") || c.Bool("rerun-interrupted")) && !c.Bool("resume") {
-		return usageError{errors.New("--retry-failed and --rerun-interrupted go with --resume")}
+	if (c.Bool("retry-failed") || c.Bool("retry-infra") || c.Bool("rerun-interrupted")) && !c.Bool("resume") {
+		return usageError{errors.New("--retry-failed, --retry-infra and --rerun-interrupted go with --resume")}
 	}
 	if v := c.String("network"); v != "" {
 		if _, err := sandbox.ParseNetworkMode(v); err != nil {
@@ -124,7 +125,7 @@ func batchAction(c *cli.Context) error {
 	}
 	cfg := batch.Config{
 		Tasks: tasks, Output: c.String("output"), Concurrency: c.Int("concurrency"),
-		NoPool: c.Bool("no-pool"), PoolSize: c.Int("pool"), Resume: c.Bool("resume"), RetryFailed: c.Bool("retry-failed"),
+		NoPool: c.Bool("no-pool"), PoolSize: c.Int("pool"), Resume: c.Bool("resume"), RetryFailed: c.Bool("retry-failed"), RetryInfra: c.Bool("retry-infra"),
 		RerunInterrupted: c.Bool("rerun-interrupted"), AuditPath: log.Path(),
 		CrashAt: os.Getenv("AGENTBOX_TEST_BATCH_CRASH_AT"), MetricsAddr: c.String("metrics-addr"), Heartbeat: heartbeatOf(c),
 		Sandbox: batch.Overrides{Image: c.String("image"), Network: sandbox.NetworkMode(c.String("network")), ExecutorPath: c.String("executor")},
@@ -172,6 +173,12 @@ func batchAction(c *cli.Context) error {
 		}
 		if err != nil {
 			return exitWith(exitInterrupted, err)
+		}
+		if errors.Is(err, batch.ErrInfraStopped) {
+			return exitWith(exitUnavailable, fmt.Errorf("%w; once the engine works again, run the same command with --resume to run them", err))
+		}
+		if !sum.AllOK() && sum.OnlyInfra() {
+			return exitWith(exitUnavailable, fmt.Errorf("%d of %d tasks could not get a working sandbox (infra_failed); fix the engine, then --resume --retry-infra; see %s", sum.Total-sum.OK, sum.Total, sum.Results))
 		}
 		if !sum.AllOK() {
 			return exitWith(exitFailed, fmt.Errorf("%d of %d tasks did not succeed; see %s", sum.Total-sum.OK, sum.Total, sum.Results))
