@@ -71,7 +71,9 @@ func TestInfraBreaker(t *testing.T) {
 	var sum Summary
 	var err error
 	go func() { defer close(done); sum, err = Run(context.Background(), cfg) }()
-	paused := func() bool { return strings.Contains(out.String(), "pausing the batch, waiting up to 1m0s for the engine") }
+	paused := func() bool {
+		return strings.Contains(out.String(), "pausing the batch, waiting up to 1m0s for the engine")
+	}
 	waitFor(t, "the batch to pause", paused)
 	n := rt.attempts.Load()
 	waitFor(t, "the paused batch to keep probing", func() bool { return rt.attempts.Load() > n+1 })
