@@ -40,7 +40,7 @@ func BenchmarkExecTraceOverhead(b *testing.B) {
 		}
 		m.Programs = append(m.Programs, sandbox.ManifestProgram{Size: fi.Size(), Paths: []string{p}})
 	}
-	traced := &Server{judge: newCachedJudge(denyJudge), ids: newIdentities(m), cap: 1 << 16, ooms: -1, descendantsOnly: true, testRoot: root}
+	traced := &Server{judge: newCachedJudge(denyJudge), ids: newIdentities(m, ""), cap: 1 << 16, ooms: -1, descendantsOnly: true, testRoot: root}
 	plain := &Server{cap: 1 << 16, ooms: -1, descendantsOnly: true, testRoot: root, noTrace: true}
 	traced.tracer, plain.tracer = newTracer(), newTracer()
 	var cpuT, cpuP time.Duration

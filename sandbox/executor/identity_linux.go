@@ -1,7 +1,11 @@
 package executor
 
 import (
+	"errors"
+	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -17,6 +21,9 @@ import (
 type identities struct {
 	byPath map[string]*sandbox.ManifestProgram
 	bySize map[int64][]*sandbox.ManifestProgram
+	// rootDev is the device of the image's root when that filesystem is
+	// read-only (gVisor does not say so in statfs; access(2) does), else 0.
+	rootDev uint64
 
 	mu    sync.Mutex
 	sums  map[*sandbox.ManifestProgram]string // image files hashed so far ("" unreadable)
@@ -39,9 +46,13 @@ type fileKey struct {
 // maxIdentityCache bounds the identities remembered.
 const maxIdentityCache = 4096
 
-func newIdentities(m *sandbox.Manifest) *identities {
+func newIdentities(m *sandbox.Manifest, root string) *identities {
 	ids := &identities{byPath: map[string]*sandbox.ManifestProgram{}, bySize: map[int64][]*sandbox.ManifestProgram{},
 		sums: map[*sandbox.ManifestProgram]string{}, cache: map[fileKey]identity{}}
+	var st syscall.Stat_t
+	if root != "" && syscall.Stat(root, &st) == nil && readOnlyMount(root) {
+		ids.rootDev = uint64(st.Dev)
+	}
 	for i := range m.Programs {
 		e := &m.Programs[i]
 		if len(e.Paths) == 0 {
@@ -74,7 +85,8 @@ func (ids *identities) identify(pid int, exe string) identity {
 		return identity{}
 	}
 	var fs unix.Statfs_t
-	readOnly := unix.Statfs(proc, &fs) == nil && fs.Flags&unix.ST_RDONLY != 0
+	readOnly := ids.rootDev != 0 && uint64(st.Dev) == ids.rootDev ||
+		unix.Statfs(proc, &fs) == nil && fs.Flags&unix.ST_RDONLY != 0
 	key := fileKey{dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
 	if readOnly {
 		ids.mu.Lock()
@@ -137,4 +149,26 @@ func appendNew(names []string, more ...string) []string {
 		}
 	}
 	return names
+}
+
+// readOnlyMount reports whether root is on a read-only mount: for "/", the
+// options of its last mount in /proc/self/mountinfo (gVisor's statfs does
+// not report it, and access(2) answers EACCES before EROFS for a user who
+// could not write there anyway); elsewhere access(2).
+func readOnlyMount(root string) bool {
+	if root != "/" {
+		return errors.Is(unix.Faccessat(unix.AT_FDCWD, root, unix.W_OK, 0), unix.EROFS)
+	}
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	ro := false
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 6 && f[4] == "/" {
+			ro = slices.Contains(strings.Split(f[5], ","), "ro")
+		}
+	}
+	return ro
 }

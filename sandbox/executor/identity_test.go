@@ -39,7 +39,7 @@ func TestTraceKnowsProgramsByContent(t *testing.T) {
 	if len(m.Programs) != 1 || len(m.Programs[0].Paths) != 2 {
 		t.Fatalf("manifest of the image: %+v", m.Programs)
 	}
-	s.ids = newIdentities(m)
+	s.ids = newIdentities(m, "")
 	for _, cmd := range []string{
 		"cp " + touch + " ./lister && ./lister m1",
 		"ln -s " + touch + " ./viewer && ./viewer m2",

@@ -109,11 +109,11 @@ func programNames(e *sandbox.ManifestProgram) []string {
 // host asks (the image's first use), before any command runs.
 func (s *Server) loadManifest(hello *wire.Request) error {
 	m := hello.Manifest
+	root := s.manifestRoot
+	if root == "" {
+		root = "/"
+	}
 	if m == nil && hello.BuildManifest {
-		root := s.manifestRoot
-		if root == "" {
-			root = "/"
-		}
 		var err error
 		if m, err = buildManifest(root); err != nil {
 			return fmt.Errorf("making the image's manifest of executables: %w", err)
@@ -121,7 +121,7 @@ func (s *Server) loadManifest(hello *wire.Request) error {
 		s.built = m
 	}
 	if m != nil {
-		s.ids = newIdentities(m)
+		s.ids = newIdentities(m, root)
 	}
 	return nil
 }
