@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -44,24 +45,48 @@ func (p *Policy) unknownPart(argv []string) Part {
 	return Part{Argv: argv, Verdict: p.cmd.unknown, Rule: "commands.unknown_binaries", Note: unknownNote}
 }
 
-// DecideProgram judges an execve as the executor sees it: DecideExec of
-// exe and argv, the same argv under each of names (the names the executed
-// file's content has in the image: a copy of python3 called ./cat is
-// python3), and commands.unknown_binaries when unknown (the file is not
-// one of the image's executables). The most restrictive decision wins.
+// DecideProgram judges an execve as the executor sees it.
+//
+// names are the names the executed file's content has in the image (its
+// file and the links to it: python3.11 and python3). When it has some, the
+// program is judged as what it is: under those names, the most restrictive
+// decision of a name some rule names (python3 here; python3.11 would only
+// fall to commands.default), else the default's; the name it was called
+// by (argv[0], or exe) counts too, but only where a rule names it (a copy
+// of python3 called ./cat is python3 whatever cat's rules say; `exec -a
+// rm` is still rm).
+//
+// Without names it is DecideExec of exe and argv, and when unknown (the
+// file is not one of the image's executables) commands.unknown_binaries
+// applies too. The most restrictive decision wins.
 func (p *Policy) DecideProgram(exe string, argv []string, names []string, unknown bool) Decision {
-	d := p.DecideExec(exe, argv)
-	for _, n := range names {
-		if n == "" || len(argv) > 0 && n == path.Base(argv[0]) {
-			continue
+	if len(names) == 0 || len(argv) == 0 {
+		d := p.DecideExec(exe, argv)
+		if unknown && p.cmd.unknown > d.Verdict {
+			d = combine([]Part{p.unknownPart(argv)})
 		}
-		alt := append([]string{n}, argv[min(1, len(argv)):]...)
-		if e := p.DecideArgv(alt); e.Verdict > d.Verdict {
-			d = e
+		return d
+	}
+	rest := argv[1:]
+	named := func(d Decision) bool { return d.Rule != "commands.default" }
+	var d Decision
+	found, explicit := false, false
+	for _, n := range names {
+		e := p.DecideArgv(append([]string{n}, rest...))
+		switch {
+		case named(e) && (!explicit || e.Verdict > d.Verdict):
+			d, found, explicit = e, true, true
+		case !found:
+			d, found = e, true
 		}
 	}
-	if unknown && p.cmd.unknown > d.Verdict {
-		d = combine([]Part{p.unknownPart(argv)})
+	for _, other := range []string{argv[0], exe} {
+		if other == "" || slices.Contains(names, path.Base(other)) {
+			continue
+		}
+		if e := p.DecideArgv(append([]string{other}, rest...)); named(e) && e.Verdict > d.Verdict {
+			d = e
+		}
 	}
 	return d
 }

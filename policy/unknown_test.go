@@ -11,6 +11,23 @@ func TestUnknownBinaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	def, err := Parse("def.yaml", []byte("version: 1\ncommands:\n  default: ask\n  allow: [python3, cat]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		argv  []string
+		names []string
+		want  Verdict
+	}{
+		{[]string{"python3", "-c", "x"}, []string{"python3.11", "python3"}, Allow},
+		{[]string{"./mytool", "-c", "x"}, []string{"python3.11", "python3"}, Allow},
+		{[]string{"./cat", "x"}, []string{"perl"}, Ask},
+	} {
+		if d := def.DecideProgram("", c.argv, c.names, false); d.Verdict != c.want {
+			t.Errorf("default-ask DecideProgram %q %q: %v %s, want %v", c.argv, c.names, d.Verdict, d.Rule, c.want)
+		}
+	}
 	for cmd, want := range map[string]Verdict{
 		"./cat x": Deny, "sub/tool": Deny, "/workspace/bin/x": Deny, "/tmp/x": Deny, "/var/tmp/../tmp/x": Deny,
 		"cat x": Allow, "/usr/bin/cat x": Allow, "/usr/local/bin/tool": Allow,
@@ -32,6 +49,12 @@ func TestUnknownBinaries(t *testing.T) {
 		{[]string{"./cat", "-c", "x"}, []string{"python3.11", "python3"}, false, Deny, "commands.deny[0]"},
 		{[]string{"./cat", "x"}, []string{"cat"}, false, Allow, "commands.allow[0]"},
 		{[]string{"./cat", "x"}, nil, true, Deny, "commands.unknown_binaries"},
+		// python3 itself, by a name no rule names: judged as python3
+		{[]string{"python3", "-c", "x"}, []string{"python3.11", "python3"}, false, Deny, "commands.deny[0]"},
+		// an image program no rule names, copied under an allowed name: the default, not cat's allow
+		{[]string{"./cat", "x"}, []string{"perl"}, false, Allow, "commands.default"},
+		// called by a denied name (exec -a): still denied
+		{[]string{"python3", "x"}, []string{"cat"}, false, Deny, "commands.deny[0]"},
 	} {
 		if d := strict.DecideProgram("", c.argv, c.names, c.unknown); d.Verdict != c.want || d.Rule != c.rule {
 			t.Errorf("DecideProgram %q %q unknown=%v: %v %s, want %v %s", c.argv, c.names, c.unknown, d.Verdict, d.Rule, c.want, c.rule)
