@@ -24,46 +24,17 @@ import (
 	"github.com/agentbox/agentbox/sandbox"
 )
 
-// Verdict is the outcome of a decision. Verdicts are ordered by
-// restrictiveness: Allow < Ask < Deny.
-type Verdict int
+// Verdict is a decision: allow, ask or deny. The type lives in package
+// sandbox so that the executor judges with the same type without
+// importing the policy package.
+type Verdict = sandbox.Verdict
 
 // The verdicts, least restrictive first.
 const (
-	Allow Verdict = iota
-	Ask
-	Deny
+	Allow = sandbox.VerdictAllow
+	Ask   = sandbox.VerdictAsk
+	Deny  = sandbox.VerdictDeny
 )
-
-func (v Verdict) String() string {
-	switch v {
-	case Allow:
-		return "allow"
-	case Ask:
-		return "ask"
-	case Deny:
-		return "deny"
-	}
-	return fmt.Sprintf("Verdict(%d)", int(v))
-}
-
-// MarshalText encodes the verdict as "allow", "ask" or "deny".
-func (v Verdict) MarshalText() ([]byte, error) {
-	if v < Allow || v > Deny {
-		return nil, fmt.Errorf("policy: invalid verdict %d", int(v))
-	}
-	return []byte(v.String()), nil
-}
-
-// UnmarshalText accepts "allow", "ask" or "deny".
-func (v *Verdict) UnmarshalText(b []byte) error {
-	x, ok := parseVerdict(string(b))
-	if !ok {
-		return fmt.Errorf("policy: %q is not a verdict; use allow, ask or deny", b)
-	}
-	*v = x
-	return nil
-}
 
 func parseVerdict(s string) (Verdict, bool) {
 	switch s {

@@ -10,7 +10,7 @@ import (
 	"sort"
 
 	"github.com/agentbox/agentbox/agent"
-	"github.com/agentbox/agentbox/workspace"
+	"github.com/agentbox/agentbox/sandbox"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 )
@@ -83,7 +83,7 @@ func approvalStore(c *cli.Context) (*fileApprovals, error) {
 		}
 		ws = wd
 	}
-	abs, err := workspace.Resolve(ws)
+	abs, err := sandbox.ResolveWorkspace(ws)
 	if err != nil {
 		return nil, err
 	}

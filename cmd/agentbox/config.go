@@ -7,7 +7,6 @@ import (
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/workspace"
 	"github.com/urfave/cli/v2"
 )
 
@@ -35,7 +34,7 @@ func sandboxConfig(c *cli.Context, p *policy.Policy) (sandbox.Config, error) {
 		}
 		ws = wd
 	}
-	abs, err := workspace.Resolve(ws)
+	abs, err := sandbox.ResolveWorkspace(ws)
 	if err != nil {
 		return sandbox.Config{}, err
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/workspace"
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/client"
 )
@@ -138,7 +137,7 @@ func checkConfig(cfg *sandbox.Config) error {
 	if cfg.Image == "" {
 		cfg.Image = sandbox.DefaultImage
 	}
-	ws, err := workspace.Resolve(cfg.Workspace)
+	ws, err := sandbox.ResolveWorkspace(cfg.Workspace)
 	if err != nil {
 		return err
 	}

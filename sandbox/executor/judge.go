@@ -1,21 +1,22 @@
 package executor
 
 import (
-	"github.com/agentbox/agentbox/policy"
 	"strings"
 	"sync"
+
+	"github.com/agentbox/agentbox/sandbox"
 )
 
 // Verdict is what the command rules say about one program as executed:
-// the policy's own verdict, so the exec-time layer and the up-front check
-// speak one type.
-type Verdict = policy.Verdict
+// the policy's own verdict (sandbox.Verdict, which policy.Verdict is), so
+// the exec-time layer and the up-front check speak one type.
+type Verdict = sandbox.Verdict
 
 // Verdicts, least restrictive first.
 const (
-	Allow = policy.Allow
-	Ask   = policy.Ask
-	Deny  = policy.Deny
+	Allow = sandbox.VerdictAllow
+	Ask   = sandbox.VerdictAsk
+	Deny  = sandbox.VerdictDeny
 )
 
 // Decision is a Judge's answer for one argv.

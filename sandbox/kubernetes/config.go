@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/workspace"
 )
 
 // DefaultDiskBytes bounds the workspace in the pod when the policy says
@@ -29,7 +28,7 @@ func checkConfig(cfg *sandbox.Config) error {
 	if cfg.Image == "" || cfg.Image == sandbox.DefaultImage {
 		cfg.Image = DefaultImage // the base image has no executor
 	}
-	ws, err := workspace.Resolve(cfg.Workspace)
+	ws, err := sandbox.ResolveWorkspace(cfg.Workspace)
 	if err != nil {
 		return err
 	}
