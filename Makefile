@@ -70,6 +70,7 @@ lint:
 	$(GO) vet ./...
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) tool staticcheck ./...
+	$(GO) run ./internal/importcheck/cmd .
 
 # With a cluster up (as root, make bench starts the local one), the
 # Kubernetes backend is measured beside Docker in the same run.

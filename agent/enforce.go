@@ -5,11 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/agentbox/agentbox/internal/textutil"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentbox/agentbox/internal/textutil"
 
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/audit"

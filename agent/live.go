@@ -3,10 +3,11 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/agentbox/agentbox/internal/textutil"
 	"io"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentbox/agentbox/internal/textutil"
 
 	"github.com/agentbox/agentbox/policy"
 )

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentbox/agentbox/workspace"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/agentbox/agentbox/workspace"
 
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/audit"

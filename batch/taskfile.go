@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentbox/agentbox/workspace"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/agentbox/agentbox/workspace"
 
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/policy"

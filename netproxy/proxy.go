@@ -16,10 +16,11 @@ package netproxy
 import (
 	"context"
 	"errors"
-	"github.com/agentbox/agentbox/internal/netutil"
 	"net"
 	"net/netip"
 	"time"
+
+	"github.com/agentbox/agentbox/internal/netutil"
 
 	"github.com/agentbox/agentbox/policy"
 )

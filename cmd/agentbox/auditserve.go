@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentbox/agentbox/workspace"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"time"
+
+	"github.com/agentbox/agentbox/workspace"
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/audit/proof"

@@ -13,9 +13,10 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"github.com/agentbox/agentbox/sandbox"
 	"io"
 	"os"
+
+	"github.com/agentbox/agentbox/sandbox"
 
 	"github.com/agentbox/agentbox/sandbox/wire"
 )

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentbox/agentbox/internal/netutil"
 	"io"
 	"net"
+
+	"github.com/agentbox/agentbox/internal/netutil"
 
 	"github.com/agentbox/agentbox/sandbox"
 )

@@ -46,8 +46,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentbox/agentbox/sandbox"
 	"io"
+
+	"github.com/agentbox/agentbox/sandbox"
 )
 
 // MaxFrame bounds every frame in both directions. Files larger than what
