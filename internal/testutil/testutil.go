@@ -107,8 +107,13 @@ func Runtime(t testing.TB) *docker.Runtime {
 	return rt
 }
 
-// Config is a default session configuration on workspace ws.
+// Config is a default session configuration on workspace ws. It checks
+// for an engine before building the executor binary: without one the test
+// skips (or fails, AGENTBOX_REQUIRE_DOCKER=1) at once, and `make unit` with
+// a cold cache builds nothing only to skip.
 func Config(t testing.TB, ws string) sandbox.Config {
+	t.Helper()
+	RequireDocker(t)
 	return sandbox.Config{Image: Image, Workspace: ws, ExecutorPath: Binary(t), OutputCap: sandbox.DefaultOutputCap}
 }
 
@@ -116,6 +121,7 @@ func Config(t testing.TB, ws string) sandbox.Config {
 // test end.
 func StartSession(t testing.TB, ws string) sandbox.Session {
 	t.Helper()
+	RequireDocker(t) // before the binary is built (Config)
 	if ws == "" {
 		ws = t.TempDir()
 	}
