@@ -3,14 +3,13 @@ package batch
 import (
 	"context"
 	"fmt"
-
-	"github.com/agentbox/agentbox/workspace"
 	"sync"
 
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/internal/hostcap"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/workspace"
 )
 
 // prepared is a task whose workspace copy exists and whose sandbox runs on
