@@ -132,6 +132,7 @@ type Record struct {
 	// plan of --plan and the model's text reply (model_call), the prompt
 	// as shown (approval); and one egress attempt (net).
 	TaskID    string   `json:"task_id,omitempty"`
+	Batch     string   `json:"batch,omitempty"` // the batch run that wrote the record (every record of a batch)
 	Plan      []string `json:"plan,omitempty"`
 	Text      string   `json:"text,omitempty"`
 	Prompt    string   `json:"prompt,omitempty"`
@@ -270,6 +271,7 @@ func appendRecord(b []byte, r *Record, withMAC bool) ([]byte, error) {
 	}
 
 	b = optString(b, "task_id", r.TaskID)
+	b = optString(b, "batch", r.Batch)
 	if len(r.Plan) > 0 {
 		b = appendKey(b, "plan")
 		b = append(b, '[')

@@ -109,7 +109,7 @@ func (z sanitizer) record(r *Record) (Record, error) {
 		&c.Version, &c.User, &c.Host, &c.CallID, &c.Tool, &c.Phase, &c.Decision,
 		&c.Rule, &c.DecidedBy, &c.Reason, &c.OutputSHA256, &c.OutputPreview,
 		&c.FinishReason, &c.Status, &c.Answer, &c.Error, &c.Approver,
-		&c.TaskID, &c.Text, &c.Prompt, &c.NetHost, &c.NetAddr,
+		&c.TaskID, &c.Batch, &c.Text, &c.Prompt, &c.NetHost, &c.NetAddr,
 		&c.NetMethod, &c.NetPath, &c.RuleText, &c.Secret, &c.BodySHA256,
 	} {
 		*p = z.text(*p)

@@ -125,6 +125,7 @@ type Summary struct {
 	NotRun      int            `json:"not_run"` // interrupted or never started
 	ByStatus    map[string]int `json:"by_status"`
 	DeniedCalls int            `json:"denied_calls"`
+	Usage       Usage          `json:"usage"` // the finished tasks' usage, summed
 	Tokens      int            `json:"tokens"`
 	DurationMS  int64          `json:"duration_ms"`
 	TasksPerMin float64        `json:"tasks_per_min"` // tasks finished in this run
@@ -151,6 +152,7 @@ type batcher struct {
 	started map[string]bool // tasks journalled as started in this run
 	slots   *slots
 	infra   *infraBreaker
+	acct    *accountingLog // cfg.Audit, stamping the batch id and counting
 	prog    *progress
 	brk     *breaker
 }
@@ -197,6 +199,8 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		brk: newBreaker(cfg.EndpointFailures, cfg.Audit.Redact)}
 	interrupted := b.recover(states, done)
 	b.infra = newInfraBreaker(cfg, func(msg string) { b.prog.notice(msg) })
+	b.acct = newAccountingLog(cfg.Audit, b.id)
+	b.cfg.Audit = b.acct
 	if err := b.openSlots(); err != nil {
 		return Summary{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -290,6 +294,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		s.Tasks = append(s.Tasks, l)
 		s.ByStatus[l.Status]++
 		s.DeniedCalls += l.DeniedCalls
+		s.Usage.add(l.Usage)
 		s.Tokens += l.Tokens
 		if l.Status == agent.StatusOK {
 			s.OK++

@@ -231,14 +231,14 @@ func (s Summary) WriteTable(w io.Writer) {
 	for _, l := range s.Tasks {
 		width = max(width, len(l.ID))
 	}
-	fmt.Fprintf(w, "%-*s  %-12s %4s %5s %8s %8s %6s  %s\n", width, "id", "status", "exit", "steps", "tokens", "time", "files", "session")
+	fmt.Fprintf(w, "%-*s  %-12s %4s %5s %8s %8s %6s  %-12s %5s %5s\n", width, "id", "status", "exit", "steps", "tokens", "time", "files", "session", "calls", "fail")
 	for _, l := range s.Tasks {
 		sess := l.Session
 		if len(sess) > 12 {
 			sess = sess[:12]
 		}
-		fmt.Fprintf(w, "%-*s  %-12s %4d %5d %8d %8s %6d  %s\n", width, l.ID, l.Status, l.Exit, l.Steps, l.Tokens,
-			shortDuration(time.Duration(l.DurationMS)*time.Millisecond), len(l.FilesChanged), sess)
+		fmt.Fprintf(w, "%-*s  %-12s %4d %5d %8d %8s %6d  %-12s %5d %5d\n", width, l.ID, l.Status, l.Exit, l.Steps, l.Tokens,
+			shortDuration(time.Duration(l.DurationMS)*time.Millisecond), len(l.FilesChanged), sess, l.Usage.Calls, l.Usage.FailedCalls)
 	}
 	fmt.Fprintf(w, "%d tasks: %d ok, %d failed, %d not run", s.Total, s.OK, s.Failed, s.NotRun)
 	if s.Skipped > 0 {
@@ -246,4 +246,11 @@ func (s Summary) WriteTable(w io.Writer) {
 	}
 	fmt.Fprintf(w, "; %d denied calls, %d tokens, %s (%.1f tasks/min); results in %s\n", s.DeniedCalls, s.Tokens,
 		shortDuration(time.Duration(s.DurationMS)*time.Millisecond), s.TasksPerMin, s.Results)
+	u := s.Usage
+	fmt.Fprintf(w, "inside: %d calls (%d failed, %d timed out), %d exec denials, %d alarms, %d OOM kills", u.Calls, u.FailedCalls,
+		u.TimedOutCalls, u.ExecDenials, u.Alarms, u.OOMKills)
+	if u.Measured {
+		fmt.Fprintf(w, ", %.1f CPU-s, peak %d MiB, %d MiB written", u.CPUSeconds, u.PeakMemoryBytes>>20, u.BytesWritten>>20)
+	}
+	fmt.Fprintf(w, ", %d network bytes; batch %s\n", u.NetBytes, s.Batch)
 }

@@ -36,6 +36,7 @@ type Line struct {
 	DeniedCalls      int                `json:"denied_calls"`
 	FilesChanged     []audit.FileChange `json:"files_changed"`
 	Error            string             `json:"error,omitempty"`
+	Usage            Usage              `json:"usage"` // what happened inside the task
 	Started          time.Time          `json:"started"`
 }
 

@@ -72,6 +72,7 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 	}
 	b.crashAt("started", t.ID)
 	res, log, denied, runErr := b.agentRun(ctx, p)
+	su := sandboxUsage(ctx, p.sess) // the cgroup's figures, before it goes
 	_ = p.sess.Close(context.WithoutCancel(ctx)) // no container outlives its task
 	b.crashAt("session-ended", t.ID)
 	interrupted := res.Status == agent.StatusInterrupted || (runErr != nil && ctx.Err() != nil)
@@ -85,6 +86,7 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 	l.Tokens = res.PromptTokens + res.CompletionTokens
 	l.FilesChanged = res.FilesChanged
 	l.Error = res.Error
+	l.Usage = b.taskUsage(res.SessionID, su)
 	l.Exit = session.ExitCode(res.Status, runErr)
 	if res.Status == agent.StatusError && isInfra(runErr) {
 		l.Status = StatusInfraFailed // the sandbox died under the task
