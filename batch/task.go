@@ -72,7 +72,7 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 	}
 	b.crashAt("started", t.ID)
 	res, log, denied, runErr := b.agentRun(ctx, p)
-	su := sandboxUsage(ctx, p.sess) // the cgroup's figures, before it goes
+	su := sandboxUsage(ctx, p.sess)              // the cgroup's figures, before it goes
 	_ = p.sess.Close(context.WithoutCancel(ctx)) // no container outlives its task
 	b.crashAt("session-ended", t.ID)
 	interrupted := res.Status == agent.StatusInterrupted || (runErr != nil && ctx.Err() != nil)
