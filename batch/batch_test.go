@@ -176,7 +176,7 @@ func TestBatchFailuresDoNotSpread(t *testing.T) {
 		exit   int
 	}{
 		"ok1": {"ok", 0}, "ok2": {"ok", 0}, "exhausted": {"error", 1}, "limit": {"step_limit", 3},
-		"http-fail": {"error", 1}, "missing-image": {StatusSetupFailed, 125},
+		"http-fail": {"error", 1}, "missing-image": {StatusInfraFailed, 125},
 	}
 	lines := readLines(t, filepath.Join(cfg.Output, "results.jsonl"))
 	if len(lines) != len(want) {

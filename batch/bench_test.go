@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -43,6 +44,31 @@ func BenchmarkBatch(b *testing.B) {
 				b.ReportMetric(float64(total.Milliseconds())/n, "ms/task")
 			})
 		}
+	}
+}
+
+// BenchmarkBatchCapped is BenchmarkBatch (warm pool) under the host-wide
+// sandbox cap at its default (the number of CPUs; a private slot
+// directory, so other processes do not share it): what the slot files,
+// the round-robin queue and the CPU weight cost, and what -j above the
+// cap buys (c=4 on a 2-core machine queues for slots).
+func BenchmarkBatchCapped(b *testing.B) {
+	src := b.TempDir()
+	writeFile(b, filepath.Join(src, "in.txt"), "in\n")
+	for _, c := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("c=%d/cap=%d", c, runtime.NumCPU()), func(b *testing.B) {
+			var tasks []Task
+			for i := range benchTasks {
+				tasks = append(tasks, Task{ID: fmt.Sprintf("t%02d", i), Task: "write a file", Workspace: src,
+					Script: script(bash("echo done > out.txt"), answer("done"))})
+			}
+			cfg, _, _ := testConfig(b, tasks)
+			cfg.Concurrency, cfg.MaxSandboxes, cfg.SlotDir = c, runtime.NumCPU(), b.TempDir()
+			total := runBatches(b, cfg)
+			n := float64(b.N * benchTasks)
+			b.ReportMetric(n/total.Minutes(), "tasks/min")
+			b.ReportMetric(float64(total.Milliseconds())/n, "ms/task")
+		})
 	}
 }
 
