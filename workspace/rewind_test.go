@@ -98,3 +98,27 @@ func equalMaps(a, b map[string]string) bool {
 	}
 	return true
 }
+
+func TestForkIsTheWorkspaceAfterACall(t *testing.T) {
+	lower, upper, state := stageDirs(t, map[string]string{"a.txt": "one"})
+	s, _ := OpenStage(upper, lower, state, nil)
+	put(t, upper, "a.txt", "two")
+	put(t, upper, "b.txt", "b")
+	mustPromote(t, s, "call-1")
+	after1 := treeContent(t, lower)
+	put(t, upper, "a.txt", "three")
+	whiteout(t, upper, "b.txt")
+	put(t, upper, "c.txt", "c")
+	mustPromote(t, s, "call-2")
+	now := treeContent(t, lower)
+	dst := filepath.Join(t.TempDir(), "fork")
+	if _, err := s.Fork("call-1", dst, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := treeContent(t, dst); !equalMaps(got, after1) {
+		t.Fatalf("fork after call-1:\n got %v\nwant %v", got, after1)
+	}
+	if got := treeContent(t, lower); !equalMaps(got, now) {
+		t.Fatalf("fork changed the workspace: %v", got)
+	}
+}

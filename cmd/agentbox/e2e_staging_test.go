@@ -132,6 +132,17 @@ open(d + "/config", "w").write("` + cfg + `")
 	if !strings.Contains(st.stdout, "HELD") || !strings.Contains(st.stdout, ".envrc") {
 		t.Errorf("changes --held: %q %q", st.stdout, st.stderr)
 	}
+	// Fork: the workspace as it was after the first checkpoint.
+	fork := filepath.Join(t.TempDir(), "fork")
+	if fk := ab.run(t, "fork", sess, "1", fork, "--audit", log); fk.code != 0 {
+		t.Fatalf("fork: %d %s", fk.code, fk.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(fork, "src", "HEAD")); err != nil || !strings.HasPrefix(string(b), "ref:") {
+		t.Errorf("fork after checkpoint 1 lacks src/HEAD: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(fork, "work.txt")); err == nil {
+		t.Error("fork after checkpoint 1 has a later file")
+	}
 	// Rewind: back to the repository as it was before the session.
 	if rw := ab.run(t, "rewind", sess, "1", "--audit", log); rw.code != 0 {
 		t.Fatalf("rewind: %d %s", rw.code, rw.stderr)

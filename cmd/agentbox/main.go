@@ -147,6 +147,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			gcCommand(),
 			changesCommand(),
 			rewindCommand(),
+			forkCommand(),
 			applyCommand(),
 			discardCommand(),
 			imageCommand(),
