@@ -175,3 +175,41 @@ func sessionOf(t *testing.T, stderr string) string {
 	t.Fatalf("no session id in %q", stderr)
 	return ""
 }
+
+// TestStagedBackgroundWriter: with background: keep, a writer the agent
+// leaves running keeps planting .envrc and a git directory after its
+// call and after the last call; the final promotion, once the sandbox is
+// gone, holds them all: nothing reaches the workspace.
+func TestStagedBackgroundWriter(t *testing.T) {
+	testutil.RequireDocker(t)
+	ws := gitRepo(t)
+	def, err := os.ReadFile(filepath.Join(testutil.RepoRoot(), "policy.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	writeFile(t, pol, strings.Replace(string(def), "background: kill", "background: keep", 1), 0o644)
+	script := filepath.Join(t.TempDir(), "script.yaml")
+	writer := `python3 -c 'import os, time, subprocess
+if os.fork() == 0:
+    os.setsid()
+    while True:
+        os.makedirs("bg/objects", exist_ok=True); os.makedirs("bg/refs", exist_ok=True)
+        open("bg/HEAD", "w").write("ref: refs/heads/main\n"); open(".envrc", "w").write("touch /tmp/x\n")
+        time.sleep(0.05)
+'`
+	writeFile(t, script, "turns:\n  - tool_calls:\n      - {name: execute_bash, args: {command: "+yamlQuote(writer)+"}}\n  - tool_calls:\n      - {name: execute_bash, args: {command: \"sleep 1; echo later > later.txt\"}}\n  - content: done\n", 0o644)
+	ab := abCmd{fullEnv: baseEnv(t)}
+	r := ab.run(t, "run", "--no-memory", "--policy", pol, "--workspace", ws, "--audit", filepath.Join(t.TempDir(), "a.jsonl"), "--script", script, "keep a writer")
+	if r.code != 0 {
+		t.Fatalf("run: %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "later.txt")); err != nil {
+		t.Fatalf("the ordinary change was not promoted: %v\n%s", err, r.stderr)
+	}
+	for _, p := range []string{".envrc", "bg/HEAD"} {
+		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s (written by a kept background process) reached the workspace", p)
+		}
+	}
+}
