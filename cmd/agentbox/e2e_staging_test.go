@@ -200,7 +200,9 @@ if os.fork() == 0:
 '`
 	writeFile(t, script, "turns:\n  - tool_calls:\n      - {name: execute_bash, args: {command: "+yamlQuote(writer)+"}}\n  - tool_calls:\n      - {name: execute_bash, args: {command: \"sleep 1; echo later > later.txt\"}}\n  - content: done\n", 0o644)
 	ab := abCmd{fullEnv: baseEnv(t)}
-	r := ab.run(t, "run", "--no-memory", "--policy", pol, "--workspace", ws, "--audit", filepath.Join(t.TempDir(), "a.jsonl"), "--script", script, "keep a writer")
+	// --approve allow: the writer is about staging, whatever exec-time
+	// identification makes of python3.
+	r := ab.run(t, "run", "--no-memory", "--approve", "allow", "--policy", pol, "--workspace", ws, "--audit", filepath.Join(t.TempDir(), "a.jsonl"), "--script", script, "keep a writer")
 	if r.code != 0 {
 		t.Fatalf("run: %d\n%s", r.code, r.stderr)
 	}
