@@ -25,7 +25,7 @@ import (
 	"github.com/docker/docker/client"
 )
 
-//go:embed base/Dockerfile
+//go:embed */Dockerfile
 var files embed.FS
 
 // BaseImage is the image the Dockerfiles start from.
@@ -75,8 +75,15 @@ func Build(ctx context.Context, eng Engine, name string, opts Options) (string, 
 	if err != nil {
 		return "", fmt.Errorf("no image %q; known images: %s", name, strings.Join(Names(), ", "))
 	}
-	if err := EnsureBase(ctx, eng, opts); err != nil {
-		return "", err
+	if name == "base" {
+		if err := EnsureBase(ctx, eng, opts); err != nil {
+			return "", err
+		}
+	} else if _, err := eng.ImageInspect(ctx, Tag("base")); err != nil {
+		// A toolchain image starts from agentbox/base: build that first.
+		if _, err := Build(ctx, eng, "base", opts); err != nil {
+			return "", err
+		}
 	}
 	var ctxTar bytes.Buffer
 	tw := tar.NewWriter(&ctxTar)

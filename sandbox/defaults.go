@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -35,4 +36,28 @@ func (c *Config) DefaultLimits() error {
 		c.Pids = DefaultPids
 	}
 	return nil
+}
+
+// ImageNames are the images `agentbox image build NAME` builds; `--image
+// NAME` (or sandbox.image: NAME) is short for agentbox/NAME:latest.
+var ImageNames = []string{"base", "full", "go", "node", "python"}
+
+// ImageRef expands the shorthand of one of ImageNames to
+// agentbox/NAME:latest; anything else is taken as written.
+func ImageRef(image string) string {
+	if slices.Contains(ImageNames, image) {
+		return "agentbox/" + image + ":latest"
+	}
+	return image
+}
+
+// ImageBuildHint says how to build a missing image: `agentbox image build
+// NAME` for agentbox's own images.
+func ImageBuildHint(image string) string {
+	for _, n := range ImageNames {
+		if image == "agentbox/"+n+":latest" {
+			return "agentbox image build " + n
+		}
+	}
+	return "agentbox image build"
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
@@ -60,6 +61,7 @@ func doctorDocker(c *cli.Context) error {
 		}
 		check(ch.Name, ch.Err, ch.OK)
 	}
+	fmt.Fprintf(w, "note  %-14s %s\n", "images", toolchainImages(c.Context, rt))
 	if store, err := workspace.DefaultStore(os.Getenv); err == nil {
 		copies, disk := workspace.Capabilities(store)
 		fmt.Fprintf(w, "note  %-14s %s\n", "copies", copies)
@@ -98,6 +100,27 @@ func doctorDocker(c *cli.Context) error {
 	}
 	fmt.Fprintln(w, "all good")
 	return nil
+}
+
+// toolchainImages says which of agentbox's images are on the engine and
+// how to build the others.
+func toolchainImages(ctx context.Context, rt *docker.Runtime) string {
+	var have, missing []string
+	for _, n := range sandbox.ImageNames {
+		if rt.CheckImage(ctx, n) == nil {
+			have = append(have, n)
+		} else {
+			missing = append(missing, n)
+		}
+	}
+	s := "present: " + strings.Join(have, ", ")
+	if len(have) == 0 {
+		s = "present: none"
+	}
+	if len(missing) > 0 {
+		s += "; missing: " + strings.Join(missing, ", ") + " (agentbox image build NAME; use with --image NAME)"
+	}
+	return s
 }
 
 // doctorKubernetes checks the cluster: API, namespace, image on the nodes,

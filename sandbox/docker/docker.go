@@ -46,7 +46,7 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 	img, err := d.eng.ImageInspect(ctx, cfg.Image)
 	if err != nil {
 		if cerrdefs.IsNotFound(err) {
-			return nil, fmt.Errorf("%w: image %s is not on this engine; build it with `agentbox image build` (or `make image`)", sandbox.ErrImageMissing, cfg.Image)
+			return nil, fmt.Errorf("%w: image %s is not on this engine; build it with `%s` (or `make image`)", sandbox.ErrImageMissing, cfg.Image, sandbox.ImageBuildHint(cfg.Image))
 		}
 		return nil, fmt.Errorf("%w: inspecting image %s: %w", sandbox.ErrUnavailable, cfg.Image, err)
 	}
@@ -137,6 +137,7 @@ func checkConfig(cfg *sandbox.Config) error {
 	if cfg.Image == "" {
 		cfg.Image = sandbox.DefaultImage
 	}
+	cfg.Image = sandbox.ImageRef(cfg.Image)
 	ws, err := sandbox.ResolveWorkspace(cfg.Workspace)
 	if err != nil {
 		return err
