@@ -16,7 +16,7 @@ func callStatus(o Outcome) string {
 		return "invalid"
 	case o.Denied:
 		return "denied"
-	case o.Err != nil && (errors.Is(o.Err, context.Canceled) || errors.Is(o.Err, sandbox.ErrClosed)):
+	case o.Interrupted, o.Err != nil && (errors.Is(o.Err, context.Canceled) || errors.Is(o.Err, sandbox.ErrClosed)):
 		return "interrupted"
 	case o.TimedOut, o.Err != nil && errors.Is(o.Err, context.DeadlineExceeded), o.Err != nil && errors.Is(o.Err, ErrSessionTimeout):
 		return "timed out"

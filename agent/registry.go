@@ -101,12 +101,15 @@ type Outcome struct {
 	Failed    bool // it ran and failed: a file the executor could not read or write
 	ExitCode  int  // execute_bash
 	TimedOut  bool
-	Truncated bool // the sandbox kept only the head and tail of the output
-	OOMKilled bool
-	Duration  time.Duration
-	OutBytes  int64
-	OutSHA256 string
-	Preview   string // start of the output, for the terminal (redacted)
+	// Interrupted: the caller's context ended during the call; its
+	// processes were killed, the sandbox kept.
+	Interrupted bool
+	Truncated   bool // the sandbox kept only the head and tail of the output
+	OOMKilled   bool
+	Duration    time.Duration
+	OutBytes    int64
+	OutSHA256   string
+	Preview     string // start of the output, for the terminal (redacted)
 	// Output is execute_bash's whole output as the sandbox returned it
 	// (capped by the executor, not by OutputCap; redacted), for
 	// `agentbox exec`.
@@ -289,6 +292,7 @@ func (t *Tools) call(ctx context.Context, callID, name, argsJSON string) Outcome
 	}
 	o.Truncated = res.truncated
 	o.TimedOut, o.OOMKilled, o.Duration, o.OutBytes, o.OutSHA256 = res.timedOut, res.oom, res.duration, res.outBytes, res.outSHA
+	o.Interrupted = res.interrupted
 	if res.output != nil {
 		o.Output = []byte(t.redact(string(res.output)))
 	}
@@ -308,6 +312,9 @@ func (t *Tools) call(ctx context.Context, callID, name, argsJSON string) Outcome
 	}
 	if res.exitCode != nil {
 		rec.TimedOut = audit.Ptr(res.timedOut)
+	}
+	if res.interrupted {
+		rec.Error = interruptedNote
 	}
 	o.Err = t.record(rec)
 	return t.finish(o)

@@ -14,6 +14,9 @@ import (
 // ToolExecuteBash runs a bash script in the sandbox.
 const ToolExecuteBash = "execute_bash"
 
+// interruptedNote says how a cancelled call ended (tool result and audit).
+const interruptedNote = "interrupted: the call was cancelled; the command and every process it started were killed"
+
 var bashTool = toolSpec{
 	name: ToolExecuteBash, describe: describeBash, schema: bashSchema, parse: parseBash,
 	action: func(args map[string]any) (policy.Action, bool) {
@@ -23,6 +26,9 @@ var bashTool = toolSpec{
 	status: func(o Outcome) (string, bool) {
 		if o.TimedOut {
 			return "timed out", true
+		}
+		if o.Interrupted {
+			return "interrupted", true
 		}
 		return fmt.Sprintf("exit %d", o.ExitCode), o.ExitCode != 0
 	},
@@ -90,6 +96,8 @@ func runBash(ctx context.Context, t *Tools, cmd string) (runResult, error) {
 	switch {
 	case res.TimedOut:
 		fmt.Fprintf(&b, "timed out after %s: the command and every process it started were killed (exit code %d). Partial output:\n", t.callTimeout(), res.ExitCode)
+	case res.Interrupted:
+		fmt.Fprintf(&b, "%s (exit code %d). Partial output:\n", interruptedNote, res.ExitCode)
 	case res.OOMKilled:
 		fmt.Fprintf(&b, "killed: out of memory (exit code %d). Output:\n", res.ExitCode)
 	default:
@@ -109,7 +117,7 @@ func runBash(ctx context.Context, t *Tools, cmd string) (runResult, error) {
 	b.WriteString(execTimeText(&res))
 	code := res.ExitCode
 	return runResult{
-		text: b.String(), preview: out, exitCode: &code, timedOut: res.TimedOut,
+		text: b.String(), preview: out, exitCode: &code, timedOut: res.TimedOut, interrupted: res.Interrupted,
 		duration: res.Duration, outBytes: res.OutputBytes, outSHA: res.OutputSHA,
 		auditPrev: out, truncated: res.Truncated, output: res.Output, oom: res.OOMKilled,
 		exec: &res,

@@ -55,18 +55,20 @@ type toolCall struct {
 
 // runResult is what the sandbox did.
 type runResult struct {
-	text      string // for the model, before redaction and capping
-	preview   string // for the terminal
-	exitCode  *int
-	timedOut  bool
-	duration  time.Duration
-	outBytes  int64
-	outSHA    string
-	auditPrev string
-	truncated bool
-	output    []byte // execute_bash: the output as the sandbox returned it
-	oom       bool
-	exec      *sandbox.ExecResult // execute_bash: what the executor saw
+	text     string // for the model, before redaction and capping
+	preview  string // for the terminal
+	exitCode *int
+	timedOut bool
+	// interrupted: the call was cancelled; its processes were killed.
+	interrupted bool
+	duration    time.Duration
+	outBytes    int64
+	outSHA      string
+	auditPrev   string
+	truncated   bool
+	output      []byte // execute_bash: the output as the sandbox returned it
+	oom         bool
+	exec        *sandbox.ExecResult // execute_bash: what the executor saw
 }
 
 // registry lists the built-in tools, in the order the model sees them.

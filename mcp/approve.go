@@ -36,6 +36,7 @@ func (c *conn) handler(name string) sdk.ToolHandler {
 		if pending != nil {
 			return pending, nil
 		}
+		defer reportProgress(ctx, req, name)()
 		return c.call(ctx, req.ClientInfo(), name, args, appr), nil
 	}
 }

@@ -243,7 +243,7 @@ func (c *conn) call(ctx context.Context, client *sdk.Implementation, name, args 
 // that exits non-zero is a result like any other (the text says the code).
 func toResult(o agent.Outcome) *sdk.CallToolResult {
 	r := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: o.Text}}}
-	r.IsError = o.Denied || o.Invalid || o.Failed || o.TimedOut || o.OOMKilled
+	r.IsError = o.Denied || o.Invalid || o.Failed || o.TimedOut || o.Interrupted || o.OOMKilled
 	return r
 }
 

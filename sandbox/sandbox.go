@@ -155,8 +155,11 @@ type ExecRequest struct {
 // they were read), capped (head + marker + tail); OutputBytes and
 // OutputSHA cover the whole combined output.
 type ExecResult struct {
-	ExitCode    int           `json:"exit_code"`
-	TimedOut    bool          `json:"timed_out"`
+	ExitCode int  `json:"exit_code"`
+	TimedOut bool `json:"timed_out"`
+	// Interrupted: the caller's context ended during the call; the
+	// command and every process it started were killed, the sandbox kept.
+	Interrupted bool          `json:"interrupted,omitempty"`
 	OOMKilled   bool          `json:"oom_killed,omitempty"`
 	Duration    time.Duration `json:"-"`
 	DurationMS  int64         `json:"duration_ms"`

@@ -173,6 +173,8 @@ func execExit(c *cli.Context, o agent.Outcome, timeout time.Duration) (int, erro
 		return statusExitCode(agent.StatusDenied), fmt.Errorf("denied by policy: %s; nothing ran (see agentbox policy explain)", o.Reason)
 	case o.TimedOut:
 		return statusExitCode(agent.StatusTimedOut), fmt.Errorf("command timed out after %s; everything it started was killed", timeout)
+	case o.Interrupted:
+		return statusExitCode(agent.StatusInterrupted), errors.New("interrupted: the command and everything it started were killed")
 	case o.OOMKilled:
 		return o.ExitCode, errors.New("command was killed: out of memory (raise sandbox.limits.memory in the policy)")
 	}

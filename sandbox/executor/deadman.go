@@ -26,6 +26,7 @@ type link struct {
 	lastSeen atomic.Int64 // unix nanoseconds of the last frame
 	approver bool
 	answers  chan wire.Answer
+	cancels  chan uint64 // ids of execs the host cancelled
 	askSeq   atomic.Uint64
 	dead     chan struct{} // closed when the switch fires
 
@@ -67,6 +68,18 @@ func (l *link) read(r *bufio.Reader, last uint64, reqs chan<- *wire.Request, err
 			if err := l.deliver(req); err != nil {
 				errc <- err
 				return
+			}
+		case wire.OpCancel:
+			// The newest cancel wins: one still pending is stale (its
+			// exec has ended) or the same.
+			select {
+			case l.cancels <- req.Target:
+			default:
+				select {
+				case <-l.cancels:
+				default:
+				}
+				l.cancels <- req.Target // only this goroutine sends: there is room
 			}
 		case wire.OpAnswer:
 			if req.Answer != nil {

@@ -80,18 +80,32 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 
+	var cancels <-chan uint64
+	if s.link != nil {
+		cancels = s.link.cancels
+	}
 	var ws syscall.WaitStatus
-	timedOut := false
-	select {
-	case ws = <-done:
-	case <-timer.C:
-		timedOut = true
+	timedOut, interrupted := false, false
+wait:
+	for {
+		select {
+		case ws = <-done:
+			break wait
+		case <-timer.C:
+			timedOut = true
+		case id := <-cancels:
+			if id != req.ID {
+				continue // a cancel that came too late for an earlier call
+			}
+			interrupted = true
+		}
 		// Everything that did not exist before this call dies: the process
 		// group, setsid/nohup escapes and double forks alike.
 		s.killAllExcept(before)
 		ws = <-done
+		break
 	}
-	if !s.keep || timedOut {
+	if !s.keep || timedOut || interrupted {
 		s.killAllExcept(before)
 		s.tracer.do(func() { c.drain(!s.keep) })
 		<-copied
@@ -113,6 +127,7 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 	resp := &wire.Response{
 		ExitCode:    waitCode(ws),
 		TimedOut:    timedOut,
+		Interrupted: interrupted,
 		Output:      out,
 		OutputBytes: total,
 		OutputSHA:   sum,

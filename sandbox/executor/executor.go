@@ -99,7 +99,7 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 		return errors.New("executor: first request must be hello with a key")
 	}
 	s.key = hello.Key
-	s.link = &link{w: w, key: s.key, answers: make(chan wire.Answer, 16), dead: make(chan struct{})}
+	s.link = &link{w: w, key: s.key, answers: make(chan wire.Answer, 16), cancels: make(chan uint64, 1), dead: make(chan struct{})}
 	if err := s.setup(hello); err != nil {
 		_ = s.link.reply(&wire.Response{ID: hello.ID, Error: err.Error()})
 		return fmt.Errorf("executor: %w", err)
@@ -123,7 +123,7 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 		}
 		defer stop()
 	}
-	if err := s.link.reply(&wire.Response{ID: hello.ID, Version: s.Version, Protocol: wire.Protocol, Ifaces: ifaceNames(), Manifest: s.built}); err != nil {
+	if err := s.link.reply(&wire.Response{ID: hello.ID, Version: s.Version, Protocol: wire.Protocol, Ifaces: ifaceNames(), Manifest: s.built, CanCancel: true}); err != nil {
 		return err
 	}
 	return s.loop(r, hello)

@@ -171,7 +171,7 @@ func (c *Client) HelloConfig(ctx context.Context, cfg sandbox.Config, proxySocke
 	if resp.Error != "" {
 		return fmt.Errorf("%w: executor refused hello: %s", sandbox.ErrExecutor, resp.Error)
 	}
-	c.peer = Peer{Version: resp.Version, Protocol: resp.Protocol, Ifaces: resp.Ifaces}
+	c.peer = Peer{Version: resp.Version, Protocol: resp.Protocol, Ifaces: resp.Ifaces, CanCancel: resp.CanCancel}
 	if resp.Protocol != Protocol {
 		return c.failKilled(&ProtocolError{Executor: resp.Protocol, Version: resp.Version})
 	}
@@ -195,6 +195,9 @@ type Peer struct {
 	Version  string
 	Protocol string
 	Ifaces   []string // its network interfaces
+	// CanCancel: a cancelled exec ends alone (OpCancel); else the
+	// sandbox is killed.
+	CanCancel bool
 }
 
 // Peer returns what the executor said in its hello answer.
@@ -226,6 +229,7 @@ func (c *Client) exchange(ctx context.Context, req *Request, wait time.Duration,
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	done := ctx.Done()
 	for {
 		select {
 		case f, ok := <-c.frames:
@@ -256,12 +260,29 @@ func (c *Client) exchange(ctx context.Context, req *Request, wait time.Duration,
 				return nil, err
 			}
 		case <-timer.C:
+			if done == nil && ctx.Err() != nil { // cancelled, and the executor did not end the call
+				return nil, c.failKilled(fmt.Errorf("%w: %w; the executor did not end the call within %s", sandbox.ErrClosed, ctx.Err(), CancelGrace))
+			}
 			return nil, c.failKilled(fmt.Errorf("%w: no answer within %s", sandbox.ErrExecutor, wait))
-		case <-ctx.Done():
-			return nil, c.fail(fmt.Errorf("%w: %w", sandbox.ErrClosed, ctx.Err()))
+		case <-done:
+			if req.Op != OpExec || !c.peer.CanCancel {
+				return nil, c.fail(fmt.Errorf("%w: %w", sandbox.ErrClosed, ctx.Err()))
+			}
+			// The caller gave up on this call only: the executor kills
+			// the command's processes and answers (Interrupted); the
+			// sandbox stays. No answer within CancelGrace: fail closed.
+			done = nil
+			if err := c.send(context.WithoutCancel(ctx), &Request{Op: OpCancel, Target: req.ID}, CancelGrace); err != nil {
+				return nil, err
+			}
+			timer.Reset(CancelGrace)
 		}
 	}
 }
+
+// CancelGrace is how long a cancelled exec may take to answer before the
+// sandbox is killed.
+const CancelGrace = 10 * time.Second
 
 // send numbers and writes one request; a failed write breaks the client.
 func (c *Client) send(ctx context.Context, req *Request, wait time.Duration) error {
@@ -294,7 +315,7 @@ func (c *Client) answer(ctx context.Context, ask *Ask, wait time.Duration) error
 	if c.approve != nil {
 		allow = c.approve(ctx, sandbox.ExecAsk{Argv: ask.Argv, PID: ask.PID, Rule: ask.Rule, Reason: ask.Reason})
 	}
-	return c.send(ctx, &Request{Op: OpAnswer, Answer: &Answer{Seq: ask.Seq, Allow: allow}}, wait)
+	return c.send(context.WithoutCancel(ctx), &Request{Op: OpAnswer, Answer: &Answer{Seq: ask.Seq, Allow: allow}}, wait)
 }
 
 // ping sends one heartbeat frame.

@@ -30,7 +30,7 @@ func (c *Client) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 	}
 	d := time.Duration(resp.DurationNS)
 	res := sandbox.ExecResult{
-		ExitCode: resp.ExitCode, TimedOut: resp.TimedOut, OOMKilled: resp.OOMKilled,
+		ExitCode: resp.ExitCode, TimedOut: resp.TimedOut, Interrupted: resp.Interrupted, OOMKilled: resp.OOMKilled,
 		Duration: d, DurationMS: d.Milliseconds(),
 		Output: resp.Output, OutputBytes: resp.OutputBytes, OutputSHA: resp.OutputSHA, Truncated: resp.Truncated,
 		ProgramsDropped: resp.Dropped,

@@ -80,6 +80,10 @@ const (
 	// OpStream carries one frame of a proxied connection (Request.Stream)
 	// when the hello asked for ProxyChannel; no answer.
 	OpStream = "stream"
+	// OpCancel ends the running exec named by Target (its process tree is
+	// killed; the exec answers with Interrupted); no answer of its own.
+	// The sandbox and the session go on.
+	OpCancel = "cancel"
 )
 
 // Rules mirror sandbox.FileRules: globs relative to /workspace.
@@ -108,6 +112,8 @@ type Request struct {
 
 	Command   string `json:"command,omitempty"`
 	TimeoutMS int64  `json:"timeout_ms,omitempty"`
+	// Target is the id of the exec an OpCancel ends.
+	Target uint64 `json:"target,omitempty"`
 
 	Path    []byte `json:"path,omitempty"` // bytes: names need not be UTF-8
 	Offset  int64  `json:"offset,omitempty"`
@@ -159,6 +165,7 @@ type Response struct {
 
 	ExitCode    int    `json:"exit_code"`
 	TimedOut    bool   `json:"timed_out,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"` // ended by an OpCancel
 	OOMKilled   bool   `json:"oom_killed,omitempty"`
 	DurationNS  int64  `json:"duration_ns,omitempty"`
 	Output      []byte `json:"output,omitempty"`
@@ -177,6 +184,10 @@ type Response struct {
 	Ifaces   []string `json:"ifaces,omitempty"`
 	// Manifest (hello) is the manifest the executor made (BuildManifest).
 	Manifest *sandbox.Manifest `json:"manifest,omitempty"`
+	// CanCancel (hello answer): the executor ends an exec on OpCancel.
+	// Without it (an older executor, e.g. baked into a cluster image) a
+	// cancelled call kills the sandbox as before.
+	CanCancel bool `json:"can_cancel,omitempty"`
 
 	// Exec: what the tracer and the effects check saw (see report.go).
 	// Ask is set on an intermediate frame that carries the exec's id and
