@@ -24,7 +24,9 @@ type conn struct {
 	tools *agent.Tools
 	asks  *askState
 	done  chan struct{} // closed when the connection ends: calls stop
-	stop  func()        // closes done, once
+	// inputEnded is closed when the client's input ended (it is going).
+	inputEnded <-chan struct{}
+	stop       func() // closes done, once
 
 	startOnce sync.Once
 	bg        sync.WaitGroup // the background start (StartOnInitialize)
@@ -225,6 +227,9 @@ func (c *conn) call(ctx context.Context, client *sdk.Implementation, name, args 
 	c.tools.Approver = appr
 	o := c.tools.Call(ctx, fmt.Sprintf("mcp_%d", c.calls), name, args)
 	c.tools.Approver = nil
+	if o.Interrupted && c.ending() {
+		c.cut = true // the connection is ending, not just this call
+	}
 	if o.Err != nil {
 		if ctx.Err() != nil {
 			c.cut = true
@@ -236,6 +241,19 @@ func (c *conn) call(ctx context.Context, client *sdk.Implementation, name, args 
 		return errorResult(o.Text + " " + c.cfg.Audit.Redact(o.Err.Error()))
 	}
 	return toResult(o)
+}
+
+// ending reports whether the connection is ending (not one call
+// cancelled by the client).
+func (c *conn) ending() bool {
+	select {
+	case <-c.done:
+		return true
+	case <-c.inputEnded:
+		return true
+	default:
+		return false
+	}
 }
 
 // toResult is a tool result: denials, invalid calls, refused or missing

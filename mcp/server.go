@@ -121,7 +121,9 @@ func Serve(ctx context.Context, cfg Config) error {
 		}
 	}()
 
-	err = srv.Run(connCtx, &lineTransport{in: cfg.In, out: cfg.Out})
+	t := newLineTransport(cfg.In, cfg.Out)
+	c.inputEnded = t.ended
+	err = srv.Run(connCtx, t)
 	cause := context.Cause(connCtx)
 	cancel(errConnClosed)
 	interrupted := ctx.Err() != nil

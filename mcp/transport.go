@@ -27,13 +27,20 @@ const maxLine = sdk.DefaultMaxLineLength
 type lineTransport struct {
 	in  io.ReadCloser
 	out io.WriteCloser
+	// ended is closed when the input ends (EOF, a read error): the
+	// connection is going, whatever the SDK cancels next.
+	ended chan struct{}
+}
+
+func newLineTransport(in io.ReadCloser, out io.WriteCloser) *lineTransport {
+	return &lineTransport{in: in, out: out, ended: make(chan struct{})}
 }
 
 var _ sdk.Transport = (*lineTransport)(nil)
 
 // Connect implements sdk.Transport.
 func (t *lineTransport) Connect(context.Context) (sdk.Connection, error) {
-	c := &lineConn{in: t.in, out: t.out, incoming: make(chan lineMsg), closed: make(chan struct{})}
+	c := &lineConn{in: t.in, out: t.out, incoming: make(chan lineMsg), closed: make(chan struct{}), ended: t.ended}
 	go c.readLoop()
 	return c, nil
 }
@@ -50,6 +57,7 @@ type lineConn struct {
 	wmu      sync.Mutex
 	incoming chan lineMsg
 	closed   chan struct{}
+	ended    chan struct{} // closed by readLoop when it returns
 	once     sync.Once
 	closeErr error
 }
@@ -59,6 +67,9 @@ var _ sdk.Connection = (*lineConn)(nil)
 // readLoop reads lines until stdin ends or the connection closes;
 // messages go to Read, bad lines are answered here.
 func (c *lineConn) readLoop() {
+	var once sync.Once
+	end := func() { once.Do(func() { close(c.ended) }) }
+	defer end()
 	r := bufio.NewReaderSize(c.in, 64<<10)
 	for {
 		line, tooLong, err := readLine(r, maxLine)
@@ -74,6 +85,7 @@ func (c *lineConn) readLoop() {
 			}
 		}
 		if err != nil {
+			end() // before the SDK hears of it and cancels the calls
 			c.deliver(lineMsg{err: err})
 			return
 		}
