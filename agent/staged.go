@@ -40,7 +40,9 @@ func StageDecider(p Decider) workspace.WriteDecider {
 // tells the model what was held and why. A promotion that fails ends the
 // session: nothing more runs while changes cannot be decided.
 func (t *Tools) promote(ctx context.Context, o *Outcome) {
-	cp, err := t.Staged.AfterCall(ctx, o.CallID)
+	// A call the caller cancelled (its processes killed, the session
+	// going on) still has its changes decided and promoted.
+	cp, err := t.Staged.AfterCall(context.WithoutCancel(ctx), o.CallID)
 	if err != nil {
 		o.Err = fmt.Errorf("promoting the changes of call %s: %w", o.CallID, err)
 		_ = t.record(&audit.Record{Event: audit.EventError, CallID: o.CallID, Tool: o.Tool, Error: o.Err.Error()})

@@ -63,6 +63,13 @@ func TestMCPCancelEndsOnlyTheCall(t *testing.T) {
 	})
 	_ = cs.Close()
 	waitGone(t, id)
+	defer func() {
+		if t.Failed() {
+			for _, r := range s.records(t) {
+				t.Logf("record: %s %s status=%s error=%s", r.Event, r.Phase, r.Status, r.Error)
+			}
+		}
+	}()
 	s.waitFor(t, "session_end ok", func(r audit.Record) bool {
 		return r.Event == audit.EventSessionEnd && r.Session == id && r.Status == agent.StatusOK
 	})
