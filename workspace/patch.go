@@ -35,7 +35,7 @@ func WritePatch(w io.Writer, oldDir, newDir string, changes []audit.FileChange) 
 	defer newRoot.Close()
 	for _, c := range changes {
 		if c.Change == ChangeIncomplete {
-			fmt.Fprintf(w, "# %s\n", c.Path)
+			fmt.Fprintf(w, "# %s\n", gitPath("", c.Path))
 			continue
 		}
 		var o, n side
@@ -96,7 +96,7 @@ func writeFilePatch(w io.Writer, p string, o, n side) error {
 		return nil // nothing git would show (e.g. only a time changed)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "diff --git a/%s b/%s\n", p, p)
+	fmt.Fprintf(&b, "diff --git %s %s\n", gitPath("a/", p), gitPath("b/", p))
 	switch {
 	case o.mode == 0:
 		fmt.Fprintf(&b, "new file mode %o\n", n.mode)
@@ -109,7 +109,7 @@ func writeFilePatch(w io.Writer, p string, o, n side) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	from, to := "a/"+p, "b/"+p
+	from, to := gitPath("a/", p), gitPath("b/", p)
 	if o.mode == 0 {
 		from = "/dev/null"
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,7 +119,7 @@ func changesCommand() *cli.Command {
 			if c.Bool("stat") || cp.State != workspace.StatePending {
 				return statCopy(c, cp)
 			}
-			return workspace.WritePatch(c.App.Writer, cp.Workspace, cp.ChangedRoot(), cp.Meta.Changes)
+			return writePatch(c.App.Writer, cp)
 		},
 	}
 }
@@ -142,7 +143,7 @@ func listCopies(c *cli.Context, store workspace.Store) error {
 		if workspace.Incomplete(m.Changes) != "" {
 			count += " (incomplete)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.Session, m.State, count, m.Kind, m.Created.Local().Format(time.DateTime), m.Workspace)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", vis(m.Session), m.State, count, m.Kind, m.Created.Local().Format(time.DateTime), vis(m.Workspace))
 	}
 	if n == 0 {
 		fmt.Fprintln(c.App.Writer, "no pending changes")
@@ -152,13 +153,13 @@ func listCopies(c *cli.Context, store workspace.Store) error {
 
 func statCopy(c *cli.Context, cp *workspace.Copy) error {
 	w := c.App.Writer
-	fmt.Fprintf(w, "session %s (%s, %s) on %s: %s\n", cp.Session, cp.State, cp.Kind, cp.Workspace, plural(len(workspace.Counted(cp.Meta.Changes)), "change"))
+	fmt.Fprintf(w, "session %s (%s, %s) on %s: %s\n", vis(cp.Session), cp.State, cp.Kind, vis(cp.Workspace), plural(len(workspace.Counted(cp.Meta.Changes)), "change"))
 	for _, ch := range cp.Meta.Changes {
 		if ch.Change == workspace.ChangeIncomplete {
-			fmt.Fprintf(w, "  INCOMPLETE %s\n", ch.Path)
+			fmt.Fprintf(w, "  INCOMPLETE %s\n", vis(ch.Path))
 			continue
 		}
-		fmt.Fprintf(w, "  %-8s %s (%d bytes)\n", ch.Change, ch.Path, ch.Bytes)
+		fmt.Fprintf(w, "  %-8s %s (%d bytes)\n", ch.Change, vis(ch.Path), ch.Bytes)
 	}
 	return nil
 }
@@ -245,4 +246,22 @@ func gcCopies(c *cli.Context) error {
 		fmt.Fprintf(c.App.Writer, "removed the work directory of dead batch %s\n", filepath.Base(d))
 	}
 	return errors.Join(err, berr)
+}
+
+// writePatch writes a copy's changes as a unified diff. File names are
+// quoted the way git quotes them (the patch stays valid); on a terminal
+// the content's control characters are shown escaped too, so that what
+// the agent wrote cannot rewrite what the reviewer sees. Redirected to a
+// file, the patch is exact (git apply takes it).
+func writePatch(w io.Writer, cp *workspace.Copy) error {
+	f, ok := w.(*os.File)
+	if !ok || !isTerminal(f) {
+		return workspace.WritePatch(w, cp.Workspace, cp.ChangedRoot(), cp.Meta.Changes)
+	}
+	var b strings.Builder
+	if err := workspace.WritePatch(&b, cp.Workspace, cp.ChangedRoot(), cp.Meta.Changes); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, policy.Visible(b.String()))
+	return err
 }
