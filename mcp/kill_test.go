@@ -167,9 +167,10 @@ func TestMCPStdinClosedMidCall(t *testing.T) {
 	}
 }
 
-// TestMCPSignalMidCall: SIGTERM while a call runs: exit 130, nothing left.
+// TestMCPSignalMidCall: SIGTERM, SIGINT or SIGHUP while a call runs: exit
+// 128+signal, nothing left, the session ended in the log.
 func TestMCPSignalMidCall(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			s := newServerWith(t, longPolicy)
 			cmd, _, cs, stderr := pipedServer(t, s)
@@ -178,8 +179,8 @@ func TestMCPSignalMidCall(t *testing.T) {
 			}()
 			id := s.waitSleeping(t)
 			_ = cmd.Process.Signal(sig)
-			if code := exitCode(t, cmd); code != 130 {
-				t.Errorf("exit code %d after %v, want 130\n%s", code, sig, stderr)
+			if code := exitCode(t, cmd); code != 128+int(sig) {
+				t.Errorf("exit code %d after %v, want %d\n%s", code, sig, 128+int(sig), stderr)
 			}
 			s.ended(t, id)
 		})

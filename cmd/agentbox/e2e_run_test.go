@@ -202,9 +202,18 @@ func TestRunUnauthorized(t *testing.T) {
 	}
 }
 
-// TestRunSIGINT: SIGINT while a command runs in the sandbox: exit 130, the
+// TestRunSIGINT: SIGINT, SIGHUP (the terminal closed) or SIGTERM while a
+// command runs in the sandbox: exit 128+signal (130, 129, 143), the
 // container is gone, session_end says interrupted and the log verifies.
+// On the code before, SIGHUP killed agentbox with no session_end and
+// SIGTERM exited 130.
 func TestRunSIGINT(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGHUP, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) { runSignalled(t, sig) })
+	}
+}
+
+func runSignalled(t *testing.T, sig syscall.Signal) {
 	cli := testutil.RequireDocker(t)
 	key := newKey(t)
 	srv := agenttest.New(t, agenttest.Tools(agenttest.Bash("touch started; sleep 300")), agenttest.Answer("unreachable"))
@@ -234,10 +243,10 @@ func TestRunSIGINT(t *testing.T) {
 	if ownerOf(t, cli, pid) == "" {
 		t.Fatalf("no container owned by pid %d", pid)
 	}
-	_ = cmd.Process.Signal(syscall.SIGINT)
+	_ = cmd.Process.Signal(sig)
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
-		t.Fatalf("want exit 130, got %v (%s)", err, errb.String())
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 128+int(sig) {
+		t.Fatalf("%v: want exit %d, got %v (%s)", sig, 128+int(sig), err, errb.String())
 	}
 	if left := ownerOf(t, cli, pid); left != "" {
 		t.Errorf("container %s left behind", left)

@@ -181,7 +181,7 @@ func startBackground(t *testing.T, marker string) (*exec.Cmd, *bytes.Buffer) {
 
 func TestSIGINTRemovesContainer(t *testing.T) {
 	cli := testutil.RequireDocker(t)
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		cmd, errb := startBackground(t, sig.String())
 		pid := cmd.Process.Pid
 		owner := ownerOf(t, cli, pid)
@@ -191,8 +191,8 @@ func TestSIGINTRemovesContainer(t *testing.T) {
 		_ = cmd.Process.Signal(sig)
 		err := cmd.Wait()
 		ee, ok := err.(*exec.ExitError)
-		if !ok || ee.ExitCode() != 130 {
-			t.Fatalf("%v: want exit 130, got %v (%s)", sig, err, errb.String())
+		if !ok || ee.ExitCode() != 128+int(sig) {
+			t.Fatalf("%v: want exit %d, got %v (%s)", sig, 128+int(sig), err, errb.String())
 		}
 		if owned := ownerOf(t, cli, pid); owned != "" {
 			t.Errorf("%v: container %s left behind", sig, owned)

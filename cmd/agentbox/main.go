@@ -11,8 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/internal/textutil"
@@ -60,11 +58,9 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel()})))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// After the first signal agentbox cleans up; a second one kills it.
+	ctx, stop := signalContext(context.Background())
 	defer stop()
-	// After the first signal agentbox cleans up; a second one kills it
-	// (the default action comes back once the handler is stopped).
-	context.AfterFunc(ctx, stop)
 	app := newApp(stdin, stdout, stderr)
 	var unknown string
 	app.CommandNotFound = func(_ *cli.Context, name string) { unknown = name }
@@ -77,7 +73,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	code := exitCode(err)
 	if ctx.Err() != nil && code != exitOK {
-		code = exitInterrupted
+		code = interruptedCode(ctx)
 		if err == nil || errors.Is(err, context.Canceled) {
 			err = errors.New("interrupted; every sandbox of this run was removed")
 		}
