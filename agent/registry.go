@@ -70,6 +70,13 @@ type Tools struct {
 	// layer into the workspace on the host (rw on a staged workspace).
 	Staged Promoter
 
+	// Learn makes this a learning run (`run --learn`): calls the policy
+	// asks about or denies run, recorded as would_ask/would_deny with the
+	// rule; exec-time asks are allowed and recorded likewise. The
+	// sandbox's own checks (file rules re-checked on the resolved path,
+	// exec-time denials, kernel masks, container hardening) still apply.
+	Learn bool
+
 	// Calls learns the call running (the proxy binds credentialed
 	// requests to it); nil: nobody.
 	Calls CallTracker
@@ -215,6 +222,15 @@ func (t *Tools) call(ctx context.Context, callID, name, argsJSON string) Outcome
 	verdict, by := dec.Verdict, audit.DecidedByPolicy
 	o.Rule, o.Reason, o.Policy = dec.Rule, dec.Reason, dec.Verdict.String()
 	denyNote := ""
+	if would, ok := t.learnVerdict(dec); ok {
+		o.Decision, o.DecidedBy = would, audit.DecidedByLearn
+		if err := t.record(&audit.Record{Event: audit.EventToolCall, Phase: audit.PhaseDecision, CallID: callID, Tool: name,
+			Args: call.args, Decision: would, Rule: dec.Rule, DecidedBy: audit.DecidedByLearn, Reason: dec.Reason}); err != nil {
+			o.Err = err
+			return t.finish(o)
+		}
+		return t.run(ctx, o, call, callID, name)
+	}
 	if verdict == policy.Ask {
 		appr := t.Approver
 		if appr == nil {
@@ -254,8 +270,11 @@ func (t *Tools) call(ctx context.Context, callID, name, argsJSON string) Outcome
 		o.Text = denialText(name, dec, verdict, denyNote)
 		return t.finish(o)
 	}
+	return t.run(ctx, o, call, callID, name)
+}
 
-	// Run.
+// run runs a call the pipeline let through and records its result.
+func (t *Tools) run(ctx context.Context, o Outcome, call *toolCall, callID, name string) Outcome {
 	start := time.Now()
 	if t.Calls != nil {
 		t.Calls.BeginCall(callID, call.action.Command)

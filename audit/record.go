@@ -78,6 +78,7 @@ type Record struct {
 	ContainerID   string `json:"container_id,omitempty"`
 	Workspace     string `json:"workspace,omitempty"`
 	WorkspaceMode string `json:"workspace_mode,omitempty"`
+	Learn         *bool  `json:"learn,omitempty"` // a learning run (run --learn): would_ask/would_deny ran
 	Model         string `json:"model,omitempty"`
 	Version       string `json:"version,omitempty"`
 	User          string `json:"user,omitempty"`
@@ -203,6 +204,7 @@ func appendRecord(b []byte, r *Record, withMAC bool) ([]byte, error) {
 	b = optString(b, "container_id", r.ContainerID)
 	b = optString(b, "workspace", r.Workspace)
 	b = optString(b, "workspace_mode", r.WorkspaceMode)
+	b = optBool(b, "learn", r.Learn)
 	b = optString(b, "model", r.Model)
 	b = optString(b, "version", r.Version)
 	b = optString(b, "user", r.User)

@@ -12,7 +12,7 @@ func fullRecord() Record {
 	return Record{
 		V: 1, Seq: 7, Time: t0, Session: "7f3c", Event: EventToolCall,
 		Task: "t", PolicyPath: "p", PolicySHA256: "ps", Image: "i", ImageID: "ii", ContainerID: "c",
-		Workspace: "w", WorkspaceMode: "rw", Model: "m", Version: "v", User: "u", Host: "h",
+		Workspace: "w", WorkspaceMode: "rw", Learn: Ptr(true), Model: "m", Version: "v", User: "u", Host: "h",
 		CallID: "call_1", Tool: "execute_bash", Args: map[string]any{"command": "ls -la", "n": 1.5},
 		Phase: PhaseResult, Decision: "allow", Rule: "commands.allow[0]", DecidedBy: DecidedByPolicy, Reason: "r",
 		ExitCode: Ptr(0), TimedOut: Ptr(false), DurationMS: Ptr[int64](3), OutputBytes: Ptr[int64](812),

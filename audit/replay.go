@@ -49,6 +49,8 @@ func Replay(r io.Reader, d Decider) ([]Change, error) {
 		}
 		old, outcome := rec.Decision, ""
 		switch rec.DecidedBy {
+		case DecidedByLearn: // the policy's verdict; the call ran
+			old, outcome = PolicyVerdict(rec.Decision), "allow (learn)"
 		case "", DecidedByPolicy:
 		default:
 			old = "ask"

@@ -123,7 +123,7 @@ func decisionWord(d string, paint func(string, string) string) string {
 	switch d {
 	case "deny":
 		return paint(ansiRed, w)
-	case "ask":
+	case "ask", DecisionWouldAsk, DecisionWouldDeny:
 		return paint(ansiYellow, w)
 	}
 	return w

@@ -126,7 +126,7 @@ func (x *exporter) toolCall(d, res *src) map[string]any {
 	e.unmapped("decision_line", first.line)
 	msg := firstOf(tool, "tool") + " " + audit.ArgsSummary(tool, args)
 	switch {
-	case dec.Decision != "allow":
+	case !audit.Ran(dec.Decision):
 		e.severity(severityMedium)
 		e.status(false, "denied: "+firstOf(dec.Reason, dec.Rule, "by policy"))
 		e.m["message"] = msg + " → denied (" + firstOf(dec.Rule, dec.DecidedBy) + ")"

@@ -114,6 +114,9 @@ func (e *event) decision(x *exporter, rec *audit.Record) {
 	case "deny":
 		e.m["action_id"], e.m["action"] = 2, "Denied"
 		e.m["disposition_id"], e.m["disposition"] = 2, "Blocked"
+	case audit.DecisionWouldAsk, audit.DecisionWouldDeny: // a learning run: ran, and logged
+		e.m["action_id"], e.m["action"] = 1, "Allowed"
+		e.m["disposition_id"], e.m["disposition"] = 17, "Logged"
 	default:
 		e.m["action_id"], e.m["action"] = 0, "Unknown"
 	}

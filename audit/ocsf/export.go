@@ -112,7 +112,7 @@ func (x *exporter) record(s *src) error {
 	}
 	key := rec.Session + "\x00" + rec.CallID
 	switch {
-	case rec.Event == audit.EventToolCall && rec.Phase != audit.PhaseResult && rec.Decision == "allow" && rec.CallID != "":
+	case rec.Event == audit.EventToolCall && rec.Phase != audit.PhaseResult && audit.Ran(rec.Decision) && rec.CallID != "":
 		if _, seen := x.pending[key]; !seen {
 			x.order = append(x.order, key)
 		}

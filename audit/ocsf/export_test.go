@@ -70,6 +70,10 @@ func variedLog(t *testing.T) string {
 	add(dec("c7", "execute_bash", map[string]any{"command": "curl example.com"}, "deny", "commands.ask[1]"))
 	add(dec("c8", "execute_bash", map[string]any{"command": "sleep 99"}, "allow", "commands.allow[2]"))
 	add(res("c8", "execute_bash", 137, true))
+	wouldAsk := dec("c9", "execute_bash", map[string]any{"command": "git push"}, audit.DecisionWouldAsk, "commands.ask[0]")
+	wouldAsk.DecidedBy = audit.DecidedByLearn // a learning run: it ran
+	add(wouldAsk)
+	add(res("c9", "execute_bash", 0, false))
 	add(audit.Record{Event: audit.EventNet, NetHost: "proxy.golang.org", NetPort: 443, NetAddr: "142.250.1.1:443", Decision: "allow", Rule: "network.allow[0]", DurationMS: audit.Ptr[int64](50), BytesUp: audit.Ptr[int64](500), BytesDown: audit.Ptr[int64](9000)})
 	add(audit.Record{Event: audit.EventNet, NetHost: "evil.example", NetPort: 443, Decision: "deny", Rule: "network.default", Reason: "not allowed", BytesUp: audit.Ptr[int64](0), BytesDown: audit.Ptr[int64](0)})
 	add(audit.Record{Event: audit.EventNet, NetHost: "v6.example", NetPort: 443, NetAddr: "[fd00::1]:443", Decision: "allow", Rule: "network.allow[1]", Error: "connection refused", BytesUp: audit.Ptr[int64](0), BytesDown: audit.Ptr[int64](0)})
@@ -139,12 +143,12 @@ func TestExportValidatesAgainstOCSF(t *testing.T) {
 			t.Errorf("event %d: metadata.uid %q is not the hash of a record", i+1, uid)
 		}
 	}
-	// 33 records: the 10 calls become 10 events (two decisions + results
-	// merged), so 33 - 6 merged results = 27.
-	if st.Events != len(events) || len(events) != 27 || st.Unfinished != 1 {
-		t.Errorf("events %d (stats %+v), want 27 with 1 unfinished", len(events), st)
+	// 35 records: the 11 calls become 11 events (two decisions + results
+	// merged), so 35 - 7 merged results = 28.
+	if st.Events != len(events) || len(events) != 28 || st.Unfinished != 1 {
+		t.Errorf("events %d (stats %+v), want 28 with 1 unfinished", len(events), st)
 	}
-	want := map[float64]int{6002: 3, 6003: 1, 1007: 7, 1001: 3, 3005: 2, 2004: 4, 4001: 4, 0: 3}
+	want := map[float64]int{6002: 3, 6003: 1, 1007: 8, 1001: 3, 3005: 2, 2004: 4, 4001: 4, 0: 3}
 	for c, n := range want {
 		if classes[c] != n {
 			t.Errorf("class %v: %d events, want %d (all: %v)", c, classes[c], n, classes)

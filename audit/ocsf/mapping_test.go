@@ -50,6 +50,7 @@ func checkMapping(t *testing.T, events []map[string]any) {
 	want(byMessage(events, "egress to [2001:db8::7]:80"), "IPv6 literal", "activity_id", 5, "dst_endpoint.ip", "2001:db8::7")
 	want(byMessage(events, "exec mount -t tmpfs"), "exec_denied", "class_uid", 1007, "action_id", 2, "disposition_id", 2, "process.pid", 42, "process.file.path", "/usr/bin/mount", "status_id", 2)
 	want(byMessage(events, "execute_bash make"), "call with failing result", "action_id", 1, "status_id", 2, "exit_code", 2, "unmapped.agentbox.call_id", "c3")
+	want(byMessage(events, "execute_bash git push"), "learning run's would_ask", "action_id", 1, "disposition_id", 17, "status_id", 1, "exit_code", 0)
 	want(byMessage(events, "execute_bash sudo id"), "denied call", "action_id", 2, "status_id", 2, "severity_id", 3)
 	want(byMessage(events, "execute_bash sleep 99"), "timed out", "status_detail", "timed out", "exit_code", 137)
 	want(byMessage(events, "execute_bash true"), "unfinished call", "status_id", 0)

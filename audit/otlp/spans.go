@@ -130,7 +130,7 @@ func (st *state) toolCall(s *session, rec *audit.Record) context.Context {
 		ctx, span := st.tracer.Start(s.ctx, "execute_tool "+rec.Tool, trace.WithTimestamp(rec.Time), trace.WithAttributes(append(decisionAttrs(rec),
 			attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.name", rec.Tool),
 			attribute.String("gen_ai.tool.call.id", rec.CallID), attribute.String("agentbox.decided_by", rec.DecidedBy))...))
-		if rec.Decision != "allow" {
+		if !audit.Ran(rec.Decision) { // a learning run's would_ask/would_deny ran
 			span.SetStatus(codes.Error, "denied: "+rec.Rule)
 			span.End(trace.WithTimestamp(rec.Time))
 			return ctx

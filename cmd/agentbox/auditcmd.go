@@ -173,7 +173,7 @@ func parseAgo(s string) (time.Duration, error) {
 }
 
 // decisions are the values --decision takes.
-var decisions = []string{"allow", "ask", "deny"}
+var decisions = []string{"allow", "ask", "deny", audit.DecisionWouldAsk, audit.DecisionWouldDeny}
 
 // checkDecision refuses a --decision value no record carries.
 func checkDecision(s string) error {
