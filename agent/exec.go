@@ -24,6 +24,10 @@ const (
 // sandbox, with the same pipeline and audit records as `agentbox run`.
 type ExecConfig struct {
 	Command string
+	// Setup are commands run first in the same sandbox, each an ordinary
+	// tool call under the policy and audit (a devcontainer's lifecycle
+	// commands); the first that fails stops the rest and Command.
+	Setup []string
 	// Tools carries the policy, audit log, approver and limits. Its
 	// Session is filled in by Start; Start is not called when the policy
 	// denies the command outright, so a denied command starts nothing.
@@ -95,7 +99,16 @@ func ExecOnce(ctx context.Context, cfg ExecConfig) (Outcome, error) {
 	if err := t.Audit.Append(start); err != nil {
 		return Outcome{}, fmt.Errorf("audit log: %w; nothing runs without an audit record", err)
 	}
-	o := t.Exec(ctx, cfg.Command)
+	var o Outcome
+	var setupErr error
+	if run {
+		o, setupErr = t.Setup(ctx, cfg.Setup)
+	}
+	if setupErr == nil {
+		o = t.Exec(ctx, cfg.Command)
+	} else if o.Err == nil {
+		o.Err = setupErr
+	}
 	if err := t.PullChanges(ctx); err != nil && o.Err == nil {
 		o.Err = err // the workspace copy misses the command's changes
 	}

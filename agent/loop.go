@@ -81,6 +81,7 @@ type RunConfig struct {
 	// the run waits for the slower of the two, not their sum; it sets
 	// Tools.Session, which the caller closes. Tools.SessionID must be set.
 	Start func(ctx context.Context) (sandbox.Session, error)
+	Setup []string // run as tool calls before the first step (devcontainer lifecycle)
 	// Hints say what to do when a limit stops the run (batch: the task
 	// file's field); "" = raise --max-steps, sandbox.timeouts.session.
 	Hints LimitHints
@@ -220,7 +221,7 @@ func (r *runner) run(parent context.Context) (Result, error) {
 	if r.msgs == nil {
 		r.msgs = r.firstMessages()
 	}
-	answer, err := r.work(ctx)
+	answer, err := r.setupThenWork(ctx)
 
 	// Classify the end.
 	switch {

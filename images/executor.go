@@ -63,7 +63,7 @@ func BuildExecutor(ctx context.Context, eng Engine, exe string, labels map[strin
 		return "", fmt.Errorf("building %s: %w", ExecutorImage, err)
 	}
 	defer resp.Body.Close()
-	if err := followJSON(resp.Body, opts.Progress); err != nil {
+	if err := FollowJSON(resp.Body, opts.Progress); err != nil {
 		return "", fmt.Errorf("building %s: %w", ExecutorImage, err)
 	}
 	img, err := eng.ImageInspect(ctx, ExecutorImage)

@@ -100,7 +100,7 @@ func Build(ctx context.Context, eng Engine, name string, opts Options) (string, 
 		return "", fmt.Errorf("building %s: %w", tag, err)
 	}
 	defer resp.Body.Close()
-	if err := followJSON(resp.Body, opts.Progress); err != nil {
+	if err := FollowJSON(resp.Body, opts.Progress); err != nil {
 		return "", fmt.Errorf("building %s: %w", tag, err)
 	}
 	img, err := eng.ImageInspect(ctx, tag)
@@ -121,7 +121,7 @@ func EnsureBase(ctx context.Context, eng Engine, opts Options) error {
 		pctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		rc, err := eng.ImagePull(pctx, BaseImage, image.PullOptions{})
 		if err == nil {
-			err = followJSON(rc, io.Discard)
+			err = FollowJSON(rc, io.Discard)
 			rc.Close()
 		}
 		cancel()
@@ -193,7 +193,7 @@ func Bootstrap(ctx context.Context, eng Engine, opts Options) error {
 		_ = tarCmd.Wait()
 		return fmt.Errorf("importing %s: %w", BaseImage, err)
 	}
-	ierr := followJSON(rc, io.Discard)
+	ierr := FollowJSON(rc, io.Discard)
 	rc.Close()
 	if ierr != nil {
 		_ = tarCmd.Process.Kill() // it may be blocked on a pipe nobody reads
@@ -207,9 +207,9 @@ func Bootstrap(ctx context.Context, eng Engine, opts Options) error {
 	return nil
 }
 
-// followJSON reads the engine's JSON message stream, prints stream lines and
+// FollowJSON reads the engine's JSON message stream, prints stream lines and
 // returns the first error message.
-func followJSON(r io.Reader, progress io.Writer) error {
+func FollowJSON(r io.Reader, progress io.Writer) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {

@@ -23,6 +23,7 @@ func execCommand() *cli.Command {
 		Usage:     "run one bash command in a fresh sandbox, under the policy",
 		ArgsUsage: "-- SCRIPT | -- COMMAND ARG...",
 		Flags: append(sandboxFlags(),
+			devcontainerFlag(),
 			&cli.DurationFlag{Name: "timeout", Usage: "kill the command (and everything it started) after this long (default: the policy's call timeout)"},
 			approveFlag(),
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no start header: only the command's output (and errors) on stderr"},
@@ -46,6 +47,10 @@ func execAction(c *cli.Context) error {
 		return err
 	}
 	cfg, err := sandboxConfig(c, p)
+	if err != nil {
+		return err
+	}
+	before, err := applyDevcontainer(c, p, &cfg)
 	if err != nil {
 		return err
 	}
@@ -115,7 +120,7 @@ func execAction(c *cli.Context) error {
 			out.events.ToolStarted(1, agent.ToolExecuteBash, command)
 		}
 		o, err := agent.ExecOnce(ctx, agent.ExecConfig{
-			Command: command, Tools: tools,
+			Command: command, Setup: before, Tools: tools,
 			Start: func(ctx context.Context, id string) (sandbox.Session, error) {
 				cfg.SessionID = id
 				return rt.Start(ctx, cfg)

@@ -21,6 +21,7 @@ func runCommand() *cli.Command {
 		Usage:     "run the agent on a task (the main job)",
 		ArgsUsage: "TASK...",
 		Flags: append(sandboxFlags(),
+			devcontainerFlag(),
 			&cli.StringFlag{Name: "model", Usage: "model name (default: $OPENAI_MODEL, else " + agent.DefaultModel + ")"},
 			&cli.StringFlag{Name: "base-url", Usage: "OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else OpenAI)"},
 			&cli.StringFlag{Name: "script", Usage: "replay a YAML file of assistant turns instead of calling a model"},
@@ -73,6 +74,10 @@ func runCommand() *cli.Command {
 				pp.Sandbox.Workspace = sandbox.WorkspaceRW // on the copy
 			}
 			cfg, err := sandboxConfig(c, &pp)
+			if err != nil {
+				return err
+			}
+			setup, err := applyDevcontainer(c, p, &cfg)
 			if err != nil {
 				return err
 			}
@@ -181,7 +186,7 @@ func runCommand() *cli.Command {
 					Workspace: cfg.Workspace, WorkspaceMode: recordedMode,
 					PolicyPath: p.Source(), PolicySHA256: p.SHA256, Version: agentbox.Version,
 					MaxSteps: c.Int("max-steps"), MaxCallsPerTurn: c.Int("max-calls-per-turn"), SessionTimeout: timeout, Plan: c.Bool("plan"),
-					Memory: mem, Events: events, Before: before,
+					Memory: mem, Events: events, Before: before, Setup: setup,
 					Start: func(ctx context.Context) (sandbox.Session, error) {
 						sess, err := rt.Start(ctx, cfg)
 						if err != nil && cp != nil && cp.Kind == workspace.KindOverlay && isMountError(err) {
