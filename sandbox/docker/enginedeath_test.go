@@ -18,74 +18,8 @@ import (
 	"github.com/docker/docker/client"
 )
 
-// privateEngine is a second dockerd on its own socket, data root,
-// containerd, network and mount namespaces: the test may kill it, never the
-// machine's engine.
-type privateEngine struct {
-	dir  string
-	host string
-	cmd  *exec.Cmd
-}
-
-func (e *privateEngine) start(t *testing.T) *client.Client {
-	t.Helper()
-	conf := filepath.Join(e.dir, "daemon.json")
-	if err := os.WriteFile(conf, []byte("{}"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// Its own network namespace: a dockerd started with --bridge none
-	// deletes the host's docker0 interface, which the machine's engine
-	// needs (it happened).
-	// And its own mount namespace: dockerd leaves its data root mounted
-	// over itself after it exits.
-	e.cmd = exec.Command("unshare", "--net", "--mount", "--propagation", "private", "--", "dockerd", "--config-file", conf,
-		"--host", e.host, "--data-root", filepath.Join(e.dir, "root"), "--exec-root", filepath.Join(e.dir, "exec"),
-		"--pidfile", filepath.Join(e.dir, "pid"), "--bridge", "none", "--iptables=false", "--ip-masq=false",
-		"--storage-driver", "fuse-overlayfs", "--cgroup-parent", "agentbox-enginedeath", "--log-level", "error")
-	log, err := os.OpenFile(filepath.Join(e.dir, "dockerd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer log.Close()
-	e.cmd.Stdout, e.cmd.Stderr = log, log
-	e.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := e.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	cli, err := client.NewClientWithOpts(client.WithHost(e.host), client.WithAPIVersionNegotiation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	testutil.Eventually(t, 60*time.Second, "the private engine to answer", func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_, err := cli.Ping(ctx)
-		return err == nil
-	})
-	return cli
-}
-
-// kill9 kills the engine and waits for it; its containerd and shims stay.
-func (e *privateEngine) kill9() {
-	_ = e.cmd.Process.Signal(syscall.SIGKILL)
-	_ = e.cmd.Wait()
-}
-
-// stop ends the engine and everything of its process group.
-func (e *privateEngine) stop() {
-	if e.cmd == nil || e.cmd.Process == nil {
-		return
-	}
-	_ = e.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = e.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-	}
-}
+// privateEngine is testutil.PrivateEngine.
+type privateEngine = testutil.PrivateEngine
 
 // TestEngineDeathMidCommand kills (or stalls) the engine while a command
 // runs that would write the workspace later: agentbox exits 125 saying
@@ -111,21 +45,21 @@ func TestEngineDeathMidCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	e := &privateEngine{dir: dir, host: "unix://" + filepath.Join(dir, "docker.sock")}
-	cli := e.start(t)
+	e := &privateEngine{Dir: dir, Host: "unix://" + filepath.Join(dir, "docker.sock")}
+	cli := e.Start(t)
 	t.Cleanup(func() {
 		// Whatever the outcome: no container, then no engine, left behind.
-		if c, err := client.NewClientWithOpts(client.WithHost(e.host), client.WithAPIVersionNegotiation()); err == nil {
+		if c, err := client.NewClientWithOpts(client.WithHost(e.Host), client.WithAPIVersionNegotiation()); err == nil {
 			ids, _ := docker.ListSandboxes(context.Background(), c, "")
 			for _, id := range ids {
 				_ = c.ContainerRemove(context.Background(), id, container.RemoveOptions{Force: true})
 			}
 		}
-		e.stop()
+		e.Stop()
 	})
 
 	save := exec.Command("docker", "save", testutil.Image)
-	load := exec.Command("docker", "-H", e.host, "load", "-q")
+	load := exec.Command("docker", "-H", e.Host, "load", "-q")
 	pipe, err := save.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +87,7 @@ func TestEngineDeathMidCommand(t *testing.T) {
 // client of the engine once it is back.
 func engineFault(t *testing.T, e *privateEngine, cli *client.Client, bin, fault string) *client.Client {
 	ws := t.TempDir()
-	env := append(os.Environ(), "DOCKER_HOST="+e.host, "AGENTBOX_AUDIT="+filepath.Join(e.dir, "audit.jsonl"))
+	env := append(os.Environ(), "DOCKER_HOST="+e.Host, "AGENTBOX_AUDIT="+filepath.Join(e.Dir, "audit.jsonl"))
 	const writeAfter = 15 * time.Second
 	run := exec.Command(bin, "exec", "-w", ws, "--approve", "allow", "--timeout", "20s", "--", "sleep 15; echo changed > marker")
 	run.Env = env
@@ -177,9 +111,9 @@ func engineFault(t *testing.T, e *privateEngine, cli *client.Client, bin, fault 
 	id := running()[0].ID
 	want := "may still exist"
 	if fault == "killed" {
-		e.kill9()
+		e.Kill9()
 	} else {
-		_ = e.cmd.Process.Signal(syscall.SIGSTOP)
+		e.Signal(syscall.SIGSTOP)
 		want = "no answer from the engine"
 	}
 
@@ -213,9 +147,9 @@ func engineFault(t *testing.T, e *privateEngine, cli *client.Client, bin, fault 
 	}
 
 	if fault == "killed" {
-		cli = e.start(t)
+		cli = e.Start(t)
 	} else {
-		_ = e.cmd.Process.Signal(syscall.SIGCONT)
+		e.Signal(syscall.SIGCONT)
 	}
 	testutil.Eventually(t, 60*time.Second, "the sandbox to have stopped", func() bool {
 		ins, err := cli.ContainerInspect(context.Background(), id)
