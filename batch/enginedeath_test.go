@@ -51,6 +51,7 @@ func TestEngineStoppedMidBatch(t *testing.T) {
 	go func() { defer close(done); sum, err = Run(context.Background(), cfg) }()
 	t.Cleanup(func() {
 		if t.Failed() {
+			t.Logf("progress:\n%s", out.String())
 		}
 	})
 	waitFor(t, "two tasks to finish", func() bool { return strings.Count(out.String(), ": ok (exit 0)") >= 2 })
