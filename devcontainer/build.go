@@ -1,6 +1,7 @@
 package devcontainer
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -18,8 +19,10 @@ func parseBuild(v json.RawMessage, dir, workspace string) (*Build, error) {
 		Options    []string          `json:"options"`
 		CacheFrom  json.RawMessage   `json:"cacheFrom"`
 	}
-	if err := json.Unmarshal(v, &b); err != nil {
-		return nil, refuse("build", "want an object with dockerfile, context, args, target")
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.DisallowUnknownFields() // fail closed on fields agentbox does not know
+	if err := dec.Decode(&b); err != nil {
+		return nil, refuse("build", "want an object with only dockerfile, context, args, target: "+err.Error())
 	}
 	if len(b.Options) > 0 {
 		return nil, refuse("build.options", "docker build options are not passed")

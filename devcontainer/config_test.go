@@ -125,6 +125,7 @@ func TestRefusedFields(t *testing.T) {
 		"build.context":     `"build": {"dockerfile": "Dockerfile", "context": "../.."}`,
 		"build.dockerfile":  `"build": {"dockerfile": "/etc/passwd"}`,
 		"build.options":     `"build": {"dockerfile": "Dockerfile", "options": ["--network=host"]}`,
+		"build":             `"build": {"dockerfile": "Dockerfile", "network": "host"}`,
 		"build.args.T":      `"build": {"dockerfile": "Dockerfile", "args": {"T": "${localEnv:GITHUB_TOKEN}"}}`,
 	}
 	for field, frag := range cases {
