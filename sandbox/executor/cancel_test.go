@@ -43,3 +43,31 @@ func TestServeCancelEndsOnlyTheExec(t *testing.T) {
 	}
 	_ = h.w.Close()
 }
+
+// TestServeHostGoneMidExecKillsAtOnce: the host's end of stdin closes
+// while a command runs (agentbox was SIGKILLed): Serve returns and the
+// command's tree dies then, with no dead man's switch configured at all;
+// on the code before, nothing happened until the switch (3 heartbeats)
+// or the call timeout.
+func TestServeHostGoneMidExecKillsAtOnce(t *testing.T) {
+	s := hostServer(t)
+	s.LoadJudge = nil
+	h := serve(t, s, &wire.Request{}) // no DeadlineMS: only EOF can end it
+	h.recv()
+	h.send(&wire.Request{Op: wire.OpExec, Command: "setsid sh -c 'sleep 3; echo late > late' & sleep 3; echo late > late2", TimeoutMS: 600_000})
+	_ = h.w.Close()
+	select {
+	case err := <-h.err:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Serve did not return when the host went away mid-exec")
+	}
+	waitGone(t, s)
+	for _, f := range []string{"late", "late2"} {
+		if _, err := os.Stat(filepath.Join(s.testRoot, f)); err == nil {
+			t.Fatalf("%s written after the host went away", f)
+		}
+	}
+}

@@ -201,6 +201,15 @@ func (s *Server) loop(r *bufio.Reader, hello *wire.Request) error {
 					s.killAllExcept(nil)
 					return err
 				}
+			case err := <-errc:
+				// The host went away mid-call (its end of stdin closed:
+				// agentbox was killed): the command dies now, not when
+				// the dead man's switch fires.
+				s.killAllExcept(nil)
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return fmt.Errorf("executor: %w", err)
 			case <-s.link.dead:
 				return ErrDeadMan
 			}
