@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
 
@@ -204,8 +205,10 @@ func (s *Server) loop(r *bufio.Reader, hello *wire.Request) error {
 			case err := <-errc:
 				// The host went away mid-call (its end of stdin closed:
 				// agentbox was killed): the command dies now, not when
-				// the dead man's switch fires.
-				s.killAllExcept(nil)
+				// the dead man's switch fires. A command still starting
+				// did not exist at the first kill: kill until the call
+				// ends (bounded: its reply may never be written).
+				s.killUntil(replied, 5*time.Second)
 				if errors.Is(err, io.EOF) {
 					return nil
 				}
@@ -221,6 +224,24 @@ func (s *Server) loop(r *bufio.Reader, hello *wire.Request) error {
 			return fmt.Errorf("executor: %w", err)
 		case <-s.link.dead:
 			return ErrDeadMan
+		}
+	}
+}
+
+// killUntil kills every process until done delivers or d passes.
+func (s *Server) killUntil(done <-chan error, d time.Duration) {
+	s.killAllExcept(nil)
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	limit := time.After(d)
+	for {
+		select {
+		case <-done:
+			return
+		case <-limit:
+			return
+		case <-t.C:
+			s.killAllExcept(nil)
 		}
 	}
 }
