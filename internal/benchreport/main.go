@@ -134,6 +134,9 @@ func run(out string, calls int) error {
 	}); err != nil {
 		return err
 	}
+	if err := toolchainStarts(ctx, rt, cfg, add); err != nil {
+		return err
+	}
 	if err := add("`docker run --rm IMAGE true` (baseline)", 15, "docker CLI, default settings", func() error {
 		return exec.Command("docker", "run", "--rm", "--network", "none", image, "true").Run()
 	}); err != nil {
