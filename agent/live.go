@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,8 +17,10 @@ import (
 // indicator on a terminal: redrawn in place by its own goroutine until
 // stopped, then erased. It never outlives the stop call.
 type liveLine struct {
-	stop chan struct{}
-	done chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
+	label string
+	start time.Time
 }
 
 // liveTick is how often the elapsed time is redrawn.
@@ -25,16 +28,18 @@ const liveTick = 200 * time.Millisecond
 
 // startLive shows label with a running elapsed time (only when p.Live).
 // p.mu is not held.
-func (p *Printer) startLive(label string) {
+func (p *Printer) startLive(label string) { p.startLiveAt(label, time.Now()) }
+
+// startLiveAt is startLive counting from start.
+func (p *Printer) startLiveAt(label string, start time.Time) {
 	if !p.Live || p.Quiet {
 		return
 	}
 	p.stopLive()
-	l := &liveLine{stop: make(chan struct{}), done: make(chan struct{})}
+	l := &liveLine{stop: make(chan struct{}), done: make(chan struct{}), label: label, start: start}
 	p.mu.Lock()
 	p.live = l
 	p.mu.Unlock()
-	start := time.Now()
 	go func() {
 		defer close(l.done)
 		t := time.NewTicker(liveTick)
@@ -66,6 +71,39 @@ func (p *Printer) stopLive() {
 	p.mu.Lock()
 	_, _ = io.WriteString(p.W, "\r\x1b[K")
 	p.mu.Unlock()
+}
+
+// HoldLive erases the live line and stops redrawing it until resume is
+// called, which brings it back (same label, same start): a question on
+// the terminal must not be overwritten while it waits for its answer.
+func (p *Printer) HoldLive() (resume func()) {
+	p.mu.Lock()
+	l := p.live
+	p.mu.Unlock()
+	if l == nil {
+		return func() {}
+	}
+	p.stopLive()
+	return func() { p.startLiveAt(l.label, l.start) }
+}
+
+// LiveHolder is what HoldingLive pauses: *Printer.
+type LiveHolder interface{ HoldLive() (resume func()) }
+
+var _ LiveHolder = (*Printer)(nil)
+
+// HoldingLive is next, with the live line held while it decides: the
+// approval question stays on screen and readable.
+func HoldingLive(h LiveHolder, next Approver) Approver { return holdingLive{h, next} }
+
+type holdingLive struct {
+	h    LiveHolder
+	next Approver
+}
+
+func (a holdingLive) Approve(ctx context.Context, req ApprovalRequest) (Approval, error) {
+	defer a.h.HoldLive()()
+	return a.next.Approve(ctx, req)
 }
 
 func (p *Printer) width() int {

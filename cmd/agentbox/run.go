@@ -86,6 +86,9 @@ func runCommand() *cli.Command {
 				return err
 			}
 			printer := newPrinter(c)
+			if _, deny := appr.(agent.DenyAll); printer.Live && !deny {
+				appr = agent.HoldingLive(printer, appr) // the question stays on screen
+			}
 			model, name, err := newModel(c, printer)
 			if err != nil {
 				return err
