@@ -20,7 +20,7 @@ func TestRunBoundsToolCallsPerTurn(t *testing.T) {
 	}
 	y := "turns:\n  - tool_calls: [" + strings.Join(calls, ", ") + "]\n  - content: done\n"
 	cfg := runCfg(t, tools, script(t, y), "many calls")
-	res, err := agent.Run(context.Background(), cfg)
+	res, err := run(context.Background(), cfg)
 	if err != nil || res.Status != agent.StatusOK {
 		t.Fatalf("res %+v err %v", res, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/session"
 )
 
 // testKey is the fake model API key; it must appear nowhere.
@@ -196,4 +197,15 @@ func script(t testing.TB, y string) *agent.Scripted {
 		t.Fatalf("script: %v", err)
 	}
 	return agent.NewScripted("test", s)
+}
+
+// run runs cfg in a session around its tools (session.Wrap): the session
+// writes session_start and session_end around the model loop, lists the
+// files changed and reports the end to cfg.Events, as for agentbox run.
+func run(ctx context.Context, cfg agent.RunConfig) (agent.Result, error) {
+	s := session.Wrap(cfg.Tools, cfg.Start, session.Options{
+		Sandbox: sandbox.Config{Workspace: cfg.Workspace}, Mode: sandbox.WorkspaceRW,
+		Record: session.Record{PolicyPath: "test-policy.yaml", PolicySHA256: "abc", Version: "test"}})
+	res, _, err := session.Run(ctx, s, cfg)
+	return res, err
 }

@@ -58,14 +58,14 @@ func runDocker(t *testing.T, ws string, setup func(*dockerRun, *agent.RunConfig)
 	redact := audit.Redactor(audit.Options{Secrets: []string{testKey}})
 	tools := &agent.Tools{Policy: testPolicyT(t), Session: d.sess, Audit: w, CallTimeout: 20 * time.Second, Network: "none", WorkspaceMode: "rw", Redact: redact}
 	cfg := agent.RunConfig{Task: "count the Python files and write the count to count.txt", Model: m, Tools: tools,
-		Workspace: ws, WorkspaceMode: "rw", PolicyPath: "test-policy.yaml", Version: "test",
-		Events: &agent.Printer{W: &d.out, Redact: redact}}
+		Workspace: ws,
+		Events:    &agent.Printer{W: &d.out, Redact: redact}}
 	if setup != nil {
 		setup(d, &cfg)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d.res, d.err = agent.Run(ctx, cfg)
+	d.res, d.err = run(ctx, cfg)
 	t.Logf("output:\n%s", d.out.String())
 	return d
 }
@@ -334,10 +334,10 @@ func TestDockerDemoScript(t *testing.T) {
 	sess := testutil.StartSession(t, ws)
 	w, path := openAudit(t)
 	var out bytes.Buffer
-	res, err := agent.Run(context.Background(), agent.RunConfig{
+	res, err := run(context.Background(), agent.RunConfig{
 		Task: "count the Python files and write the count to count.txt", Model: agent.NewScripted("demo.yaml", s),
 		Tools:     &agent.Tools{Policy: testPolicyT(t), Session: sess, Audit: w},
-		Workspace: ws, WorkspaceMode: "rw", Events: &agent.Printer{W: &out},
+		Workspace: ws, Events: &agent.Printer{W: &out},
 	})
 	t.Logf("output:\n%s", out.String())
 	if err != nil || res.Status != agent.StatusOK {

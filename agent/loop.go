@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/user"
 	"strings"
 	"time"
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/workspace"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -39,29 +36,19 @@ var (
 	ErrSessionTimeout = errors.New("session timeout")
 )
 
-// RunConfig is one agent run. Tools carries the sandbox session, policy,
-// approver and audit log; Run does not close the session.
+// RunConfig is one agent run: the model loop. Tools carries the sandbox
+// session, policy, approver and audit log; Run does not close the session
+// and writes no session_start or session_end: the session package does
+// (session.Run).
 type RunConfig struct {
 	Task  string
 	Model Model
-	// ModelName is recorded in the audit log; "" = the model's Name().
+	// ModelName is recorded in the model_call records; "" = the model's
+	// Name().
 	ModelName string
 	Tools     *Tools
-	// Workspace is the host directory mounted at /workspace: AGENTS.md is
-	// read from it and it is snapshotted before and after the run ("" =
-	// neither). WorkspaceMode is recorded (rw, ro, copy).
-	Workspace     string
-	WorkspaceMode sandbox.WorkspaceMode
-	// Changes, when set, lists what the session changed instead of the
-	// snapshots (a workspace copy knows its change set: workspace.Copy.Scan).
-	Changes func() ([]audit.FileChange, error)
-	// Before, when set, is the workspace snapshot begun before the sandbox
-	// started (so that its walk overlaps the start); nil: taken here.
-	Before *workspace.SnapshotJob
-	// Recorded in session_start.
-	PolicyPath, PolicySHA256 string
-	Version, User, Host      string
-	TaskID                   string // the batch task, recorded in session_start
+	// Workspace is the host directory AGENTS.md is read from ("" = none).
+	Workspace string
 
 	MaxSteps int // default DefaultMaxSteps
 	// MaxCallsPerTurn bounds the tool calls of one model turn (default
@@ -70,16 +57,18 @@ type RunConfig struct {
 	SessionTimeout  time.Duration // 0 = none
 	ContextBudget   int           // estimated tokens; default DefaultContextBudget
 	Plan            bool          // ask for a plan first, then run its steps
-	// Memory holds past runs of this workspace; nil disables it.
+	// Memory holds past runs of this workspace, shown in the prompt; nil
+	// disables it. (session.Run appends the run to it.)
 	Memory      *Memory
 	MemoryLines int  // default DefaultMemoryLines
 	NoProject   bool // do not read AGENTS.md
 	// Events receives progress (nil = none).
 	Events Events
-	// Start, when Tools.Session is nil, starts the sandbox. Run starts it
-	// while the first model request is in flight (unless Plan is set), so
-	// the run waits for the slower of the two, not their sum; it sets
-	// Tools.Session, which the caller closes. Tools.SessionID must be set.
+	// Start, when Tools.Session is nil, starts the sandbox (and records
+	// session_start: session.Session.Start). Run starts it while the first
+	// model request is in flight (unless Plan is set), so the run waits
+	// for the slower of the two, not their sum; it sets Tools.Session,
+	// which the caller closes. Tools.SessionID must be set.
 	Start func(ctx context.Context) (sandbox.Session, error)
 	Setup []string // run as tool calls before the first step (devcontainer lifecycle)
 	// Hints say what to do when a limit stops the run (batch: the task
@@ -119,10 +108,11 @@ type runner struct {
 	cancelFirst context.CancelFunc
 }
 
-// Run runs the agent on cfg.Task until the model gives a final answer, a
-// limit is reached, or ctx ends. It records session_start and session_end
-// (with the files the run changed) in the audit log. The Result is filled
-// in whatever happens; the error says why the run did not end with "ok".
+// Run runs the model loop on cfg.Task until the model gives a final
+// answer, a limit is reached, or ctx ends. It records the model calls and
+// tool calls, not the session's start and end (session.Run brackets it).
+// The Result is filled in whatever happens (FilesChanged is the session's
+// to fill); the error says why the run did not end with "ok".
 func Run(ctx context.Context, cfg RunConfig) (Result, error) {
 	if cfg.Model == nil || cfg.Tools == nil || cfg.Tools.Policy == nil || cfg.Tools.Audit == nil ||
 		(cfg.Tools.Session == nil && (cfg.Start == nil || cfg.Tools.SessionID == "")) {
@@ -148,14 +138,6 @@ func Run(ctx context.Context, cfg RunConfig) (Result, error) {
 			cfg.ModelName = n.Name()
 		}
 	}
-	if cfg.User == "" {
-		if u, err := user.Current(); err == nil {
-			cfg.User = u.Username
-		}
-	}
-	if cfg.Host == "" {
-		cfg.Host, _ = os.Hostname()
-	}
 	r := &runner{cfg: cfg, tools: cfg.Tools, log: cfg.Tools.Audit, ev: cfg.Events, meta: map[string]outputMeta{}}
 	if r.ev == nil {
 		r.ev = NopEvents{}
@@ -169,9 +151,6 @@ func Run(ctx context.Context, cfg RunConfig) (Result, error) {
 
 func (r *runner) record(rec *audit.Record) error {
 	rec.Session = r.sid
-	if rec.Event == audit.EventSessionStart {
-		rec.TaskID = r.cfg.TaskID
-	}
 	if err := r.log.Append(rec); err != nil {
 		return fmt.Errorf("audit log: %w; the run stops because it cannot be recorded", err)
 	}
@@ -187,31 +166,6 @@ func (r *runner) run(parent context.Context) (Result, error) {
 			return r.res, err
 		}
 	}
-	// The snapshot (begun before the sandbox, cfg.Before) is complete
-	// before the first tool call: the sandbox's start changes no file.
-	var before workspace.Snap
-	snap := cfg.Workspace != "" && cfg.WorkspaceMode != sandbox.WorkspaceRO && cfg.Changes == nil
-	if snap {
-		var err error
-		if cfg.Before != nil {
-			before, err = cfg.Before.Wait()
-		} else {
-			before, err = workspace.Snapshot(cfg.Workspace)
-		}
-		if err != nil {
-			r.ev.Notice("cannot snapshot the workspace; files changed will not be listed: " + err.Error())
-			snap = false
-		}
-	}
-	info := r.tools.Session.Info()
-	if err := r.record(&audit.Record{Event: audit.EventSessionStart, Task: cfg.Task,
-		PolicyPath: cfg.PolicyPath, PolicySHA256: cfg.PolicySHA256, Image: info.Image, ImageID: info.ImageID,
-		ContainerID: info.ContainerID, Workspace: cfg.Workspace, WorkspaceMode: string(cfg.WorkspaceMode),
-		Model: cfg.ModelName, Version: cfg.Version, User: cfg.User, Host: cfg.Host}); err != nil {
-		r.res.Status, r.res.Error = StatusError, err.Error()
-		return r.res, err
-	}
-
 	ctx := parent
 	if cfg.SessionTimeout > 0 {
 		var cancel context.CancelFunc
@@ -243,39 +197,6 @@ func (r *runner) run(parent context.Context) (Result, error) {
 	if err != nil {
 		r.res.Error = r.redact(err.Error())
 	}
-	// A workspace inside the sandbox (Kubernetes) comes back first.
-	pullErr := r.tools.PullChanges(parent)
-	if pullErr != nil {
-		r.ev.Notice(pullErr.Error())
-	}
-	if cfg.Changes != nil {
-		if ch, cerr := cfg.Changes(); cerr == nil {
-			if pullErr != nil {
-				ch = append(ch, workspace.IncompleteMarker("the sandbox's last changes could not be brought back"))
-			}
-			r.res.FilesChanged = ch
-		} else {
-			r.ev.Notice("cannot list the changes of the workspace copy: " + cerr.Error())
-		}
-	}
-	if snap {
-		if after, serr := workspace.Snapshot(cfg.Workspace); serr == nil {
-			r.res.FilesChanged = workspace.Diff(before, after)
-		} else {
-			r.ev.Notice("cannot snapshot the workspace after the run: " + serr.Error())
-		}
-	}
-	endErr := r.record(&audit.Record{Event: audit.EventSessionEnd, Status: r.res.Status, Steps: r.step,
-		Answer: r.res.Answer, Files: r.res.FilesChanged, Error: r.res.Error})
-	if cfg.Memory != nil {
-		if merr := cfg.Memory.Append(MemoryEntry{Session: r.sid, Task: r.redact(cfg.Task), Status: r.res.Status, Answer: r.res.Answer}); merr != nil {
-			r.ev.Notice(merr.Error())
-		}
-	}
-	if err == nil && endErr != nil {
-		r.res.Status, r.res.Error, err = StatusError, endErr.Error(), endErr
-	}
-	r.ev.Finished(r.step, cfg.MaxSteps, r.res)
 	return r.res, err
 }
 

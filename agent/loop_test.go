@@ -33,8 +33,7 @@ func (r *recorder) Complete(ctx context.Context, req agent.Request) (agent.Respo
 }
 
 func runCfg(t testing.TB, tools *agent.Tools, m agent.Model, task string) agent.RunConfig {
-	return agent.RunConfig{Task: task, Model: m, Tools: tools, PolicyPath: "test-policy.yaml", PolicySHA256: "abc",
-		Version: "test", WorkspaceMode: "rw"}
+	return agent.RunConfig{Task: task, Model: m, Tools: tools}
 }
 
 func TestRunDemoScriptWithFakeSession(t *testing.T) {
@@ -49,7 +48,7 @@ func TestRunDemoScriptWithFakeSession(t *testing.T) {
 	var out bytes.Buffer
 	cfg := runCfg(t, tools, agent.NewScripted("demo.yaml", s), "count the Python files")
 	cfg.Events = &agent.Printer{W: &out}
-	res, err := agent.Run(context.Background(), cfg)
+	res, err := run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +88,7 @@ func TestRunStepLimit(t *testing.T) {
 	}
 	cfg := runCfg(t, tools, script(t, y.String()), "loop forever")
 	cfg.MaxSteps = 3
-	res, err := agent.Run(context.Background(), cfg)
+	res, err := run(context.Background(), cfg)
 	if !errors.Is(err, agent.ErrStepLimit) || res.Status != agent.StatusStepLimit || res.Steps != 3 {
 		t.Fatalf("res %+v err %v", res, err)
 	}
@@ -105,7 +104,7 @@ func TestRunStepLimit(t *testing.T) {
 func TestRunEmptyReplyNudgesOnceThenFails(t *testing.T) {
 	tools, _, _ := newTools(t)
 	m := &recorder{Model: script(t, "turns:\n  - {}\n  - content: done\n")}
-	res, err := agent.Run(context.Background(), runCfg(t, tools, m, "task"))
+	res, err := run(context.Background(), runCfg(t, tools, m, "task"))
 	if err != nil || res.Answer != "done" || res.Steps != 2 {
 		t.Fatalf("res %+v err %v", res, err)
 	}
@@ -115,7 +114,7 @@ func TestRunEmptyReplyNudgesOnceThenFails(t *testing.T) {
 	}
 
 	tools, _, _ = newTools(t)
-	res, err = agent.Run(context.Background(), runCfg(t, tools, script(t, "turns:\n  - {}\n  - {content: \"  \"}\n  - content: never\n"), "task"))
+	res, err = run(context.Background(), runCfg(t, tools, script(t, "turns:\n  - {}\n  - {content: \"  \"}\n  - content: never\n"), "task"))
 	if !errors.Is(err, agent.ErrEmptyReply) || res.Status != agent.StatusError {
 		t.Fatalf("res %+v err %v", res, err)
 	}
@@ -123,7 +122,7 @@ func TestRunEmptyReplyNudgesOnceThenFails(t *testing.T) {
 
 func TestRunScriptExhausted(t *testing.T) {
 	tools, _, _ := newTools(t)
-	res, err := agent.Run(context.Background(), runCfg(t, tools, script(t, "turns:\n  - tool_calls: [{name: execute_bash, args: {command: ls}}]\n"), "task"))
+	res, err := run(context.Background(), runCfg(t, tools, script(t, "turns:\n  - tool_calls: [{name: execute_bash, args: {command: ls}}]\n"), "task"))
 	if !errors.Is(err, agent.ErrScriptExhausted) || res.Status != agent.StatusError || !strings.Contains(err.Error(), "add turns") {
 		t.Fatalf("res %+v err %v", res, err)
 	}
@@ -140,7 +139,7 @@ func TestRunSessionTimeoutAndInterrupt(t *testing.T) {
 	fs.exec = slow
 	cfg := runCfg(t, tools, script(t, y), "task")
 	cfg.SessionTimeout = 50 * time.Millisecond
-	res, err := agent.Run(context.Background(), cfg)
+	res, err := run(context.Background(), cfg)
 	if !errors.Is(err, agent.ErrSessionTimeout) || res.Status != agent.StatusTimeout {
 		t.Fatalf("timeout: res %+v err %v", res, err)
 	}
@@ -153,7 +152,7 @@ func TestRunSessionTimeoutAndInterrupt(t *testing.T) {
 	fs.exec = slow
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	res, err = agent.Run(ctx, runCfg(t, tools, script(t, y), "task"))
+	res, err = run(ctx, runCfg(t, tools, script(t, y), "task"))
 	if !errors.Is(err, context.Canceled) || res.Status != agent.StatusInterrupted {
 		t.Fatalf("interrupt: res %+v err %v", res, err)
 	}
@@ -174,7 +173,7 @@ func TestRunPlan(t *testing.T) {
 	cfg := runCfg(t, tools, m, "make out.txt")
 	cfg.Plan = true
 	cfg.Events = &agent.Printer{W: &out}
-	res, err := agent.Run(context.Background(), cfg)
+	res, err := run(context.Background(), cfg)
 	if err != nil || res.Answer != "all good" || len(res.Plan) != 3 || res.Steps != 5 {
 		t.Fatalf("res %+v err %v", res, err)
 	}
@@ -201,7 +200,7 @@ func TestRunPlan(t *testing.T) {
 	m = &recorder{Model: script(t, "turns:\n  - content: sure, I will do it\n  - content: did it\n")}
 	cfg = runCfg(t, tools, m, "the whole task")
 	cfg.Plan = true
-	res, err = agent.Run(context.Background(), cfg)
+	res, err = run(context.Background(), cfg)
 	if err != nil || res.Answer != "did it" || res.Plan != nil {
 		t.Fatalf("fallback: res %+v err %v", res, err)
 	}
@@ -221,7 +220,7 @@ func TestRunMemoryAndProjectInstructions(t *testing.T) {
 		m := &recorder{Model: script(t, "turns:\n  - content: answer "+task+"\n")}
 		cfg := runCfg(t, tools, m, task)
 		cfg.Workspace, cfg.Memory = ws, mem
-		if _, err := agent.Run(context.Background(), cfg); err != nil {
+		if _, err := run(context.Background(), cfg); err != nil {
 			t.Fatal(err)
 		}
 		sys := m.reqs[0].Messages[0].Content
@@ -252,7 +251,7 @@ func TestRunFilesChanged(t *testing.T) {
 	}
 	cfg := runCfg(t, tools, script(t, "turns:\n  - tool_calls: [{name: execute_bash, args: {command: ls}}]\n  - content: ok\n"), "task")
 	cfg.Workspace = ws
-	res, err := agent.Run(context.Background(), cfg)
+	res, err := run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +285,7 @@ func TestRunElidesOldOutputs(t *testing.T) {
 	m := &recorder{Model: script(t, y.String())}
 	cfg := runCfg(t, tools, m, "task")
 	cfg.ContextBudget = 12000 // ~48 KB: room for two outputs
-	if _, err := agent.Run(context.Background(), cfg); err != nil {
+	if _, err := run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	last := m.reqs[len(m.reqs)-1].Messages
@@ -321,7 +320,7 @@ func TestRunParallelCallsAnsweredInOrder(t *testing.T) {
   - content: done
 `
 	m := &recorder{Model: script(t, y)}
-	if _, err := agent.Run(context.Background(), runCfg(t, tools, m, "task")); err != nil {
+	if _, err := run(context.Background(), runCfg(t, tools, m, "task")); err != nil {
 		t.Fatal(err)
 	}
 	msgs := m.reqs[1].Messages

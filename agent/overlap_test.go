@@ -35,7 +35,7 @@ func TestSandboxStartsWhileModelAsked(t *testing.T) {
 	w, path := openAudit(t)
 	m := &signalModel{asked: make(chan struct{})}
 	tools := &agent.Tools{Policy: testPolicyT(t), Audit: w, SessionID: "0123456789abcdef0123456789abcdef"}
-	res, err := agent.Run(context.Background(), agent.RunConfig{Task: "t", Model: m, Tools: tools,
+	res, err := run(context.Background(), agent.RunConfig{Task: "t", Model: m, Tools: tools,
 		Start: func(ctx context.Context) (sandbox.Session, error) {
 			select {
 			case <-m.asked:
@@ -60,7 +60,7 @@ func TestSandboxStartFailureCancelsModel(t *testing.T) {
 	w, path := openAudit(t)
 	m := &signalModel{asked: make(chan struct{}), block: true, ended: make(chan error, 1)}
 	tools := &agent.Tools{Policy: testPolicyT(t), Audit: w, SessionID: "0123456789abcdef0123456789abcdef"}
-	_, err := agent.Run(context.Background(), agent.RunConfig{Task: "t", Model: m, Tools: tools,
+	_, err := run(context.Background(), agent.RunConfig{Task: "t", Model: m, Tools: tools,
 		Start: func(ctx context.Context) (sandbox.Session, error) {
 			<-m.asked
 			return nil, sandbox.ErrImageMissing

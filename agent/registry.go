@@ -69,6 +69,12 @@ type Tools struct {
 	// Staged, when set, promotes each call's changes from the staging
 	// layer into the workspace on the host (rw on a staged workspace).
 	Staged Promoter
+	// AfterCall, when set, runs after every call that ran in the sandbox,
+	// before its Outcome is returned (session.Session.AfterCall: the
+	// host-side step after each call). It may amend o.Text (already
+	// redacted and capped: what it adds is its own to redact); an error
+	// becomes the Outcome's Err and ends the session.
+	AfterCall func(ctx context.Context, o *Outcome) error
 
 	// Learn makes this a learning run (`run --learn`): calls the policy
 	// asks about or denies run, recorded as would_ask/would_deny with the
@@ -190,6 +196,11 @@ func (t *Tools) Call(ctx context.Context, callID, name, argsJSON string) Outcome
 	if t.Staged != nil && o.Err == nil {
 		t.promote(ctx, &o)
 		o = t.finish(o)
+	}
+	if t.AfterCall != nil && o.Ran && o.Err == nil {
+		if err := t.AfterCall(ctx, &o); err != nil {
+			o.Err = err
+		}
 	}
 	return o
 }

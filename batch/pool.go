@@ -6,26 +6,27 @@ import (
 	"sync"
 
 	"github.com/agentbox/agentbox/agent"
+	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/internal/hostcap"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/session"
 	"github.com/agentbox/agentbox/workspace"
 )
 
-// prepared is a task whose workspace copy exists and whose sandbox runs on
-// it (or err says why not). Whoever holds a prepared owns its container and
-// copy and must hand it to runTask or discard.
+// prepared is a task whose session is open: its workspace copy exists and
+// its sandbox runs on it (or err says why not). Whoever holds a prepared
+// owns its session and must hand it to runTask or discard.
 type prepared struct {
 	task *Task
-	cp   *workspace.Copy // the workspace copy
-	sess sandbox.Session
-	cfg  sandbox.Config
+	s    *session.Session
 	slot *hostcap.Slot // of the host-wide cap, while the sandbox exists
 	err  error
 }
 
-// prepare copies the task's workspace and starts its sandbox on the copy.
-// On failure nothing is left but the error.
+// prepare opens the task's session: the copy of its workspace and the
+// sandbox on it (session_start is written when the task runs). On failure
+// nothing is left but the error.
 func (b *batcher) prepare(ctx context.Context, t *Task) *prepared {
 	p := &prepared{task: t}
 	if err := ctx.Err(); err != nil {
@@ -33,62 +34,50 @@ func (b *batcher) prepare(ctx context.Context, t *Task) *prepared {
 		return p
 	}
 	pol := b.policyOf(t)
-	id := sandbox.NewID()
-	cp, err := workspace.NewCopy(workspace.Store{Dir: b.work}, t.Workspace, workspace.CopyOptions{
-		Session: id, DiskBytes: pol.Sandbox.DiskBytes, DiskRequired: pol.Sandbox.DiskSet,
-		NoOverlay: b.cfg.NoOverlay, MaxCopyBytes: b.cfg.MaxCopyBytes, BoundInSandbox: b.cfg.DiskInSandbox,
-	})
-	if err != nil {
-		p.err = fmt.Errorf("copying the workspace: %w", err)
-		return p
+	appr := b.cfg.Approver
+	if appr == nil {
+		appr = agent.DenyAll{DecidedBy: audit.DecidedByFlag}
 	}
-	p.cp = cp
-	p.cfg, err = agent.WithEgress(ctx, SandboxConfig(pol, b.cfg.Sandbox, t.Workspace), pol, b.cfg.Audit)
-	if err != nil {
-		_ = cp.Remove()
-		p.cp = nil
-		p.err = err
-		return p
-	}
-	p.cfg.SessionID = id
-	cp.Configure(&p.cfg)
 	// Exec-time asks: no terminal in a batch; --approve allow allows them.
-	var approve func(context.Context, sandbox.ExecAsk) bool
+	approve := func(context.Context, sandbox.ExecAsk) bool { return false }
 	if _, ok := b.cfg.Approver.(agent.AllowAll); ok {
 		approve = func(context.Context, sandbox.ExecAsk) bool { return true }
 	}
-	en, err := agent.Enforcement(pol, approve)
+	s, err := session.Open(ctx, b.cfg.Runtime, session.Options{
+		Policy: pol, Sandbox: SandboxConfig(pol, b.cfg.Sandbox, t.Workspace), Mode: sandbox.WorkspaceCopy,
+		Audit: b.cfg.Audit, Approver: appr, ExecApprove: approve,
+		Store: workspace.Store{Dir: b.work}, NoOverlay: b.cfg.NoOverlay, MaxCopyBytes: b.cfg.MaxCopyBytes,
+		TakeCopy: true, Lazy: true,
+		Record: session.Record{Task: t.Task, TaskID: t.ID, Version: b.cfg.Version},
+	})
 	if err != nil {
-		_ = cp.Remove()
-		p.cp = nil
-		p.err = err
+		p.err = fmt.Errorf("preparing the task's session (workspace copy, enforcement, egress): %w", err)
 		return p
 	}
-	p.cfg.Enforce = en
-	sess, err := b.startSandbox(ctx, p)
-	if err != nil {
-		_ = cp.Remove()
-		p.cp = nil
+	p.s = s
+	if err := b.startSandbox(ctx, p); err != nil {
+		_, _ = s.Close(ctx, session.End{Status: agent.StatusError, Err: err})
+		p.s = nil
 		p.err = fmt.Errorf("starting the sandbox: %w", err)
 		return p
 	}
-	p.sess = sess
 	return p
 }
 
 // remove deletes the task's workspace copy and frees its sandbox slot.
 func (p *prepared) remove() {
-	if p.cp != nil {
-		_ = p.cp.Remove()
+	if p.s != nil {
+		p.s.RemoveCopy()
 	}
 	p.slot.Release()
 	p.slot = nil
 }
 
-// discard closes a prepared task that will not run.
+// discard closes a prepared task that will not run: its sandbox and copy
+// go, nothing is recorded.
 func (b *batcher) discard(ctx context.Context, p *prepared) {
-	if p.sess != nil {
-		_ = p.sess.Close(context.WithoutCancel(ctx))
+	if p.s != nil {
+		_, _ = p.s.Close(ctx, session.End{Status: agent.StatusInterrupted})
 	}
 	p.remove()
 }
@@ -157,7 +146,7 @@ func (b *batcher) schedule(ctx context.Context, tasks []*Task, finish func(Line)
 		go func() {
 			defer workers.Done()
 			for p := range ready {
-				if ctx.Err() != nil || b.brk.blocks(p.task) || (p.sess == nil && b.infra.tripped() != "") {
+				if ctx.Err() != nil || b.brk.blocks(p.task) || (p.s == nil && b.infra.tripped() != "") {
 					b.discard(ctx, p)
 					continue
 				}

@@ -35,7 +35,7 @@ func (b *batcher) openSlots() error {
 // startSandbox takes a slot of the host-wide cap (waiting, and saying so,
 // while the host runs as many sandboxes as it allows) and starts p's
 // sandbox; the slot goes with p (released by remove).
-func (b *batcher) startSandbox(ctx context.Context, p *prepared) (sandbox.Session, error) {
+func (b *batcher) startSandbox(ctx context.Context, p *prepared) error {
 	if c := b.slots.cap; c != nil {
 		b.slots.waiting.Add(1)
 		slot, err := c.Acquire(ctx, func() {
@@ -44,14 +44,14 @@ func (b *batcher) startSandbox(ctx context.Context, p *prepared) (sandbox.Sessio
 		})
 		b.slots.waiting.Add(-1)
 		if err != nil {
-			return nil, fmt.Errorf("%w: waiting for a sandbox slot: %w", sandbox.ErrClosed, err)
+			return fmt.Errorf("%w: waiting for a sandbox slot: %w", sandbox.ErrClosed, err)
 		}
 		p.slot = slot
 	}
-	sess, err := b.infra.start(ctx, func() (sandbox.Session, error) { return b.cfg.Runtime.Start(ctx, p.cfg) })
+	_, err := b.infra.start(ctx, func() (sandbox.Session, error) { return p.s.StartSandbox(ctx) })
 	if err != nil {
 		p.slot.Release()
 		p.slot = nil
 	}
-	return sess, err
+	return err
 }

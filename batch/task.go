@@ -38,7 +38,7 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 	if b.cfg.Events != nil {
 		b.cfg.Events.TaskStarted(t)
 	}
-	if p.sess == nil && p.err == nil {
+	if p.s == nil && p.err == nil {
 		p = b.prepare(ctx, t)
 	}
 	l := Line{ID: t.ID, Started: picked.UTC(), FilesChanged: []audit.FileChange{}}
@@ -64,16 +64,16 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 		return l, b.record(outDir, l, "", "setup failed: "+l.Error+"\n")
 	}
 
-	l.Batch, l.Session = b.id, p.sess.ID()
-	if err := b.journalStart(t, p.sess.ID()); err != nil {
+	l.Batch, l.Session = b.id, p.s.ID()
+	if err := b.journalStart(t, p.s.ID()); err != nil {
 		b.discard(ctx, p)
 		l.Status, l.Exit, l.Error = StatusSetupFailed, exitFailed, err.Error()
 		return l, b.record(outDir, l, "", "setup failed: "+l.Error+"\n")
 	}
 	b.crashAt("started", t.ID)
-	res, log, denied, runErr := b.agentRun(ctx, p)
-	su := sandboxUsage(ctx, p.sess)              // the cgroup's figures, before it goes
-	_ = p.sess.Close(context.WithoutCancel(ctx)) // no container outlives its task
+	var su sandbox.Usage // the cgroup's figures, read before the sandbox goes
+	p.s.BeforeClose(func(ctx context.Context, sess sandbox.Session) { su = sandboxUsage(ctx, sess) })
+	res, log, denied, runErr := b.agentRun(ctx, p) // the session is closed: no container outlives its task
 	b.crashAt("session-ended", t.ID)
 	interrupted := res.Status == agent.StatusInterrupted || (runErr != nil && ctx.Err() != nil)
 	if interrupted {
@@ -94,7 +94,7 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 	if msg := b.brk.observe(t, runErr, l.Tokens); msg != "" {
 		b.prog.notice(msg)
 	}
-	if err := exportChanges(t.Workspace, p.cp.ChangedRoot(), outDir, res.FilesChanged); err != nil && l.Error == "" {
+	if err := exportChanges(t.Workspace, p.s.Copy().ChangedRoot(), outDir, res.FilesChanged); err != nil && l.Error == "" {
 		l.Status, l.Exit, l.Error = agent.StatusError, exitFailed, "exporting the changed files: "+err.Error()
 	}
 	p.remove()
@@ -119,7 +119,7 @@ func (b *batcher) record(outDir string, l Line, answer, log string) bool {
 	return true
 }
 
-// agentRun runs the agent on the prepared sandbox.
+// agentRun runs the agent in the prepared session and closes it.
 func (b *batcher) agentRun(ctx context.Context, p *prepared) (agent.Result, string, int, error) {
 	t := p.task
 	pol := b.policyOf(t)
@@ -128,18 +128,10 @@ func (b *batcher) agentRun(ctx context.Context, p *prepared) (agent.Result, stri
 	ev := &counting{Events: printer}
 	model, name, err := newModel(b.cfg.Model, t)
 	if err != nil {
+		_, _ = p.s.Close(ctx, session.End{Status: agent.StatusError, Err: err})
 		return agent.Result{Status: agent.StatusError, Error: err.Error(), FilesChanged: []audit.FileChange{}}, "", 0, err
 	}
-	appr := b.cfg.Approver
-	if appr == nil {
-		appr = agent.DenyAll{DecidedBy: audit.DecidedByFlag}
-	}
-	cfg := p.cfg // the sandbox runs: its enforcement was set in prepare
-	tools, err := agent.NewTools(pol, &cfg, b.cfg.Audit, appr)
-	if err != nil {
-		return agent.Result{Status: agent.StatusError, Error: err.Error(), FilesChanged: []audit.FileChange{}}, "", 0, err
-	}
-	tools.Session = p.sess
+	p.s.Describe(t.Task, name)
 	maxSteps := t.MaxSteps
 	if maxSteps <= 0 {
 		maxSteps = b.cfg.MaxSteps
@@ -151,12 +143,9 @@ func (b *batcher) agentRun(ctx context.Context, p *prepared) (agent.Result, stri
 	if timeout <= 0 {
 		timeout = pol.Sandbox.SessionTimeout
 	}
-	res, err := agent.Run(ctx, agent.RunConfig{
-		Task: t.Task, Model: model, ModelName: name, Tools: tools,
-		Workspace: t.Workspace, WorkspaceMode: sandbox.WorkspaceCopy, Changes: p.cp.Scan,
-		PolicyPath: pol.Source(), PolicySHA256: pol.SHA256, Version: b.cfg.Version,
-		MaxSteps: maxSteps, SessionTimeout: timeout, Events: ev,
-		TaskID: t.ID, Hints: b.limitHints(t, pol),
+	res, _, err := session.Run(ctx, p.s, agent.RunConfig{
+		Task: t.Task, Model: model, ModelName: name, Workspace: t.Workspace,
+		MaxSteps: maxSteps, SessionTimeout: timeout, Events: ev, Hints: b.limitHints(t, pol),
 	})
 	return res, log.String(), ev.denied(), err
 }

@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
 	"sync"
 
 	"github.com/agentbox/agentbox/agent"
-	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/workspace"
+	"github.com/agentbox/agentbox/session"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,34 +29,28 @@ type conn struct {
 	startOnce sync.Once
 	bg        sync.WaitGroup // the background start (StartOnInitialize)
 
-	mu       sync.Mutex // one call at a time; guards what follows
-	sess     sandbox.Session
-	client   *sdk.Implementation
-	broken   error // the sandbox or the audit log failed: nothing more runs
-	cut      bool  // a call was cut short by the end of the connection
-	closed   bool
-	calls    int
-	before   workspace.Snap
-	snapshot bool
+	mu     sync.Mutex // one call at a time; guards what follows
+	s      *session.Session
+	sess   sandbox.Session
+	client *sdk.Implementation
+	broken error // the sandbox or the audit log failed: nothing more runs
+	cut    bool  // a call was cut short by the end of the connection
+	closed bool
+	calls  int
 }
 
-func newConn(cfg Config) (*conn, error) {
-	id := cfg.Sandbox.SessionID
-	if id == "" {
-		id = sandbox.NewID()
-	}
-	cfg.Sandbox.SessionID = id
+func newConn(ctx context.Context, cfg Config) (*conn, error) {
 	// Exec-time asks have no approver here (nil denies them); asks of the
 	// up-front check go through elicitation or --approve.
-	t, err := agent.NewTools(cfg.Policy, &cfg.Sandbox, cfg.Audit, nil)
+	s, err := session.Open(ctx, cfg.Runtime, session.Options{
+		Policy: cfg.Policy, Sandbox: cfg.Sandbox, Mode: cfg.Mode, Audit: cfg.Audit, Lazy: true,
+		NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off", NoStaging: cfg.NoStaging,
+		Record: session.Record{Version: cfg.Version}, Notice: cfg.Notice,
+	})
 	if err != nil {
 		return nil, err
 	}
-	t.SessionID = id
-	if cfg.Staged != nil {
-		t.Staged = cfg.Staged
-	}
-	c := &conn{cfg: cfg, id: id, tools: t, asks: newAskState(), done: make(chan struct{})}
+	c := &conn{cfg: cfg, id: s.ID(), s: s, tools: s.Tools(), asks: newAskState(), done: make(chan struct{})}
 	c.stop = sync.OnceFunc(func() { close(c.done) })
 	return c, nil
 }
@@ -73,30 +65,16 @@ func (c *conn) ensure(ctx context.Context, client *sdk.Implementation) error {
 	if c.client == nil && client != nil {
 		c.client = client
 	}
-	sess, err := c.cfg.Runtime.Start(ctx, c.cfg.Sandbox)
+	c.s.Describe("MCP session for "+clientName(c.client), "mcp-client:"+clientName(c.client))
+	sess, err := c.s.Start(ctx)
 	if err != nil {
+		if errors.Is(err, session.ErrAudit) {
+			c.broken = err
+		}
 		return err
 	}
-	info := sess.Info()
-	start := &audit.Record{Event: audit.EventSessionStart, Session: c.id, Task: "MCP session for " + clientName(c.client),
-		Model:      "mcp-client:" + clientName(c.client),
-		PolicyPath: c.cfg.Policy.Source(), PolicySHA256: c.cfg.Policy.SHA256,
-		Image: info.Image, ImageID: info.ImageID, ContainerID: info.ContainerID,
-		Workspace: c.cfg.Sandbox.Workspace, WorkspaceMode: string(c.cfg.Sandbox.WorkspaceMode),
-		Version: c.cfg.Version, User: currentUser()}
-	start.Host, _ = os.Hostname()
-	if err := c.cfg.Audit.Append(start); err != nil {
-		_ = sess.Close(context.WithoutCancel(ctx))
-		c.broken = fmt.Errorf("audit log: %w; nothing runs without an audit record", err)
-		return c.broken
-	}
-	c.sess, c.tools.Session = sess, sess
-	if c.cfg.Staged == nil && c.cfg.Sandbox.Workspace != "" && c.cfg.Sandbox.WorkspaceMode != sandbox.WorkspaceRO {
-		if b, err := workspace.Snapshot(c.cfg.Sandbox.Workspace); err == nil {
-			c.before, c.snapshot = b, true
-		}
-	}
-	c.cfg.Log.Debug("agentbox mcp: sandbox started", "session", c.id, "container", info.ContainerID, "client", clientName(c.client))
+	c.sess = sess
+	c.cfg.Log.Debug("agentbox mcp: sandbox started", "session", c.id, "container", sess.Info().ContainerID, "client", clientName(c.client))
 	return nil
 }
 
@@ -155,17 +133,6 @@ func (c *conn) shutdown(ctx context.Context, interrupted bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	if c.sess == nil {
-		return nil // no tool call, no sandbox, no session in the log
-	}
-	// A workspace inside the sandbox (Kubernetes) comes back first, its
-	// refused changes recorded as alarms; Close would pull unrecorded.
-	pullErr := c.tools.PullChanges(ctx)
-	closeErr := c.sess.Close(ctx)
-	if errors.Is(closeErr, sandbox.ErrPull) {
-		pullErr, closeErr = closeErr, nil // the pod is gone; its changes are not all back
-	}
-	c.tools.Session = nil
 	status := agent.StatusOK
 	switch {
 	case interrupted || c.cut:
@@ -173,37 +140,18 @@ func (c *conn) shutdown(ctx context.Context, interrupted bool) error {
 	case c.broken != nil:
 		status = agent.StatusError
 	}
-	end := &audit.Record{Event: audit.EventSessionEnd, Session: c.id, Steps: c.calls, Status: status}
-	if c.broken != nil {
-		end.Error = c.cfg.Audit.Redact(c.broken.Error())
+	// No tool call: no sandbox, no session in the log (Close records
+	// nothing). Else a workspace inside the sandbox comes back first, its
+	// refused changes recorded as alarms; a copy waits for review.
+	closed, err := c.s.Close(ctx, session.End{Status: status, Steps: c.calls, Err: c.broken})
+	c.sess = nil
+	switch {
+	case closed.PullErr != nil:
+		return closed.PullErr
+	case closed.CloseErr != nil:
+		return closed.CloseErr
 	}
-	if l := c.cfg.Staged; l != nil && c.calls > 0 {
-		if _, err := c.tools.FinishStaged(l); err != nil {
-			end.Error = c.cfg.Audit.Redact("promoting the last changes: " + err.Error())
-			end.Status = agent.StatusError
-		} else if files, _, err := l.Stage.PromotedFiles(); err == nil {
-			end.Files = files
-		}
-	}
-	if c.snapshot {
-		if after, err := workspace.Snapshot(c.cfg.Sandbox.Workspace); err == nil {
-			end.Files = workspace.Diff(c.before, after)
-		}
-		if pullErr != nil {
-			end.Files = append(end.Files, workspace.IncompleteMarker("the sandbox's last changes could not be brought back"))
-		}
-	}
-	endErr := c.cfg.Audit.Append(end)
-	if pullErr != nil {
-		return pullErr
-	}
-	if closeErr != nil {
-		return fmt.Errorf("removing the sandbox %s: %w (agentbox gc removes it)", c.id, closeErr)
-	}
-	if endErr != nil {
-		return fmt.Errorf("audit log: %w", endErr)
-	}
-	return nil
+	return err
 }
 
 // call runs one tool call through the pipeline with appr answering the
@@ -282,11 +230,4 @@ func clientName(impl *sdk.Implementation) string {
 		s = s[:200]
 	}
 	return s
-}
-
-func currentUser() string {
-	if u, err := user.Current(); err == nil {
-		return u.Username
-	}
-	return ""
 }

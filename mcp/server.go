@@ -22,7 +22,6 @@ import (
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/workspace"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -54,16 +53,22 @@ type Config struct {
 	// write to Out.
 	In  io.ReadCloser
 	Out io.WriteCloser
+	// Mode is the workspace mode ("" = the policy's; a backend without
+	// host mounts works on a copy whose changes wait for review).
+	Mode sandbox.WorkspaceMode
+	// Notice receives what the user should know about the session (the
+	// copy, its pending changes); nil = nowhere. Never stdout.
+	Notice func(string)
 	// Log receives diagnostics (stderr); nil = slog.Default().
 	Log *slog.Logger
 	// ParentPoll is how often the parent process is checked; when it is
 	// gone (the client died without closing stdin) the connection ends.
 	// 0 = every 500ms; negative = never.
 	ParentPoll time.Duration
-	// Staged, when set, is the session's staged workspace (rw): each
-	// call's changes are promoted on the host after it, the last ones
-	// once the sandbox is gone.
-	Staged *workspace.Live
+	// NoStaging: an rw session lets the sandbox write into the workspace
+	// directly instead of staging each call's changes and promoting them
+	// on the host (AGENTBOX_STAGING=off).
+	NoStaging bool
 }
 
 // Serve serves one MCP connection over cfg.In/cfg.Out until the client
@@ -92,7 +97,7 @@ func Serve(ctx context.Context, cfg Config) error {
 
 	connCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	c, err := newConn(cfg)
+	c, err := newConn(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -38,9 +38,6 @@ func sandboxConfig(c *cli.Context, p *policy.Policy) (sandbox.Config, error) {
 	if err != nil {
 		return sandbox.Config{}, err
 	}
-	if p.Sandbox.Workspace == sandbox.WorkspaceCopy {
-		return sandbox.Config{}, fmt.Errorf("%w: sandbox.workspace: copy is used by agentbox batch; for run and exec use rw or ro", sandbox.ErrConfig)
-	}
 	cfg := agent.SandboxConfig(p, abs)
 	cfg.ExecutorPath = c.String("executor")
 	if v := c.String("image"); v != "" {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,75 +12,9 @@ import (
 
 	"github.com/agentbox/agentbox/batch"
 	"github.com/agentbox/agentbox/policy"
-	"github.com/agentbox/agentbox/sandbox"
 	"github.com/agentbox/agentbox/workspace"
 	"github.com/urfave/cli/v2"
 )
-
-// newCopy makes the workspace copy of a copy-mode run and points cfg at it.
-func newCopy(p *policy.Policy, cfg *sandbox.Config) (*workspace.Copy, error) {
-	return newCopyWith(p, cfg, os.Getenv("AGENTBOX_OVERLAY") == "off")
-}
-
-// newCopyFor is newCopy on a backend with caps: a backend that carries the
-// copy over its channel gets a real copy, bounded where the backend says.
-func newCopyFor(caps sandbox.Capabilities, p *policy.Policy, cfg *sandbox.Config) (*workspace.Copy, error) {
-	if caps.OverlayStaging && !caps.CopyOverChannel {
-		return newCopy(p, cfg)
-	}
-	return newCopyOpts(p, cfg, workspace.CopyOptions{NoOverlay: true, NoOverlayWhy: "the " + caps.Backend + " backend sends the copy into the sandbox", BoundInSandbox: caps.DiskBound})
-}
-
-func newCopyWith(p *policy.Policy, cfg *sandbox.Config, noOverlay bool) (*workspace.Copy, error) {
-	return newCopyOpts(p, cfg, workspace.CopyOptions{NoOverlay: noOverlay})
-}
-
-func newCopyOpts(p *policy.Policy, cfg *sandbox.Config, o workspace.CopyOptions) (*workspace.Copy, error) {
-	store, err := workspace.DefaultStore(os.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	src := cfg.Workspace
-	if cfg.SessionID == "" {
-		cfg.SessionID = sandbox.NewID()
-	}
-	o.Session, o.DiskBytes, o.DiskRequired = cfg.SessionID, p.Sandbox.DiskBytes, p.Sandbox.DiskSet
-	cp, err := workspace.NewCopy(store, src, o)
-	if err != nil {
-		return nil, err
-	}
-	cp.Configure(cfg)
-	return cp, nil
-}
-
-// implicitCopy is the copy an exec or mcp session works on when the
-// backend never mounts the host's workspace: rw becomes a copy whose
-// changes wait for review (nil for ro, and where host paths are mounted).
-func implicitCopy(c *cli.Context, p *policy.Policy, cfg *sandbox.Config) (*workspace.Copy, error) {
-	caps := capabilities(c)
-	if caps.HostMounts || cfg.WorkspaceMode == sandbox.WorkspaceRO {
-		return nil, nil
-	}
-	cp, err := newCopyFor(caps, p, cfg)
-	if err != nil {
-		return nil, exitWith(errorExitCode(err), err)
-	}
-	fmt.Fprintf(c.App.ErrWriter, "the %s backend does not mount the workspace: working on a copy of it (session %s); its changes come back for review (agentbox changes / apply)\n", caps.Backend, cp.Session)
-	return cp, nil
-}
-
-// closeOnCopy closes a session that works on cp, recording in cp when the
-// sandbox could not bring all its changes back.
-func closeOnCopy(ctx context.Context, s sandbox.Session, cp *workspace.Copy) {
-	if err := s.Close(context.WithoutCancel(ctx)); errors.Is(err, sandbox.ErrPull) && cp != nil {
-		cp.MarkIncomplete("the sandbox's last changes could not be brought back")
-	}
-}
-
-// isMountError: the engine could not mount the workspace volume.
-func isMountError(err error) bool {
-	return strings.Contains(err.Error(), "mount local volume") || strings.Contains(err.Error(), "overlay")
-}
 
 func copyStore() (workspace.Store, error) {
 	s, err := workspace.DefaultStore(os.Getenv)

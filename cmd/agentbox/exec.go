@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,9 +9,9 @@ import (
 
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/agent"
-	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/session"
 	"github.com/agentbox/agentbox/workspace"
 	"github.com/urfave/cli/v2"
 )
@@ -70,47 +69,22 @@ func execAction(c *cli.Context) error {
 	if cfg, err = agent.WithEgress(c.Context, cfg, p, log); err != nil {
 		return exitWith(exitUsage, err)
 	}
-	cp, err := implicitCopy(c, p, &cfg)
-	if err != nil {
-		return err
-	}
-	if cp != nil {
-		defer func() {
-			if cp.State == workspace.StateRunning {
-				_ = cp.Remove() // nothing ran
-			}
-		}()
-	}
-	var live *workspace.Live
-	liveUsed := false
-	if caps := capabilities(c); cp == nil && cfg.WorkspaceMode == sandbox.WorkspaceRW && caps.HostMounts && caps.OverlayStaging && !stagingOff() {
-		if live, err = newLive(p, &cfg); err != nil {
-			return exitWith(errorExitCode(err), err)
-		}
-		defer func() {
-			if live.State == workspace.StateLive && !liveUsed {
-				_ = live.Remove() // nothing ran
-			}
-		}()
-	}
 	return withRuntime(c, func(rt backend) error {
 		_, _ = rt.GC(c.Context) // a cheap gc first: sandboxes of dead owners go
-		tools, err := agent.NewTools(p, &cfg, log, appr)
+		// The policy decides before the sandbox starts (session.Exec).
+		s, err := session.Open(c.Context, rt, session.Options{
+			Policy: p, Sandbox: cfg, Audit: log, Approver: appr, Lazy: true,
+			NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off", NoStaging: stagingOff(),
+			Record: session.Record{Task: command, Version: agentbox.Version}, Setup: before,
+			Notice: func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
+		})
 		if err != nil {
-			return exitWith(exitUsage, err)
+			return exitWith(errorExitCode(err), err)
 		}
+		tools := s.Tools()
 		tools.CallTimeout = timeout
-		tools.SessionID = sandbox.NewID()
-		if cp != nil {
-			tools.SessionID = cp.Session // the copy is named after the session
-		}
-		var changes func() ([]audit.FileChange, error)
-		if live != nil {
-			tools.SessionID, tools.Staged = live.Session, live
-			changes = liveChanges(c.Context, tools, live, c.App.ErrWriter)
-		}
-		start := agent.SessionStart{Session: tools.SessionID, Policy: p.Source(), Network: string(orNone(cfg.Network)),
-			Workspace: cfg.Workspace, WorkspaceMode: string(cfg.WorkspaceMode), Audit: auditPathOf(c)}
+		start := agent.SessionStart{Session: s.ID(), Policy: p.Source(), Network: string(orNone(cfg.Network)),
+			Workspace: cfg.Workspace, WorkspaceMode: string(s.Config().WorkspaceMode), Audit: auditPathOf(c)}
 		if cfg.Network == sandbox.NetworkProxy {
 			start.Broker = agent.BrokerSummary(p)
 		}
@@ -119,32 +93,18 @@ func execAction(c *cli.Context) error {
 		if out.events != nil {
 			out.events.ToolStarted(1, agent.ToolExecuteBash, command)
 		}
-		o, err := agent.ExecOnce(ctx, agent.ExecConfig{
-			Command: command, Setup: before, Tools: tools,
-			Start: func(ctx context.Context, id string) (sandbox.Session, error) {
-				cfg.SessionID = id
-				return rt.Start(ctx, cfg)
-			},
-			Workspace: cfg.Workspace, WorkspaceMode: cfg.WorkspaceMode,
-			PolicyPath: p.Source(), PolicySHA256: p.SHA256, Version: agentbox.Version,
-			Changes: changes,
-		})
-		liveUsed = tools.Session != nil
+		o, _, err := session.Exec(ctx, s, command)
 		if out.stdoutClosed(ctx) {
 			// Like a local command whose reader went away (`| head -1`).
 			return exitWith(exitSIGPIPE, nil)
 		}
+		if errors.Is(err, workspace.ErrConflict) || errors.Is(err, workspace.ErrIncomplete) || errors.Is(err, workspace.ErrGuarded) {
+			return exitWith(exitFailed, err)
+		}
 		if err != nil {
 			return err
 		}
-		if cp != nil && tools.Session != nil {
-			// The pod is gone and its changes came back: they wait for
-			// review.
-			if ferr := finishCopy(c, cp, &agent.Result{}); ferr != nil {
-				return exitWith(exitFailed, ferr)
-			}
-		}
-		return printExec(c, o, timeout, out, tools.SessionID)
+		return printExec(c, o, timeout, out, s.ID())
 	})
 }
 

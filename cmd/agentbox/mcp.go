@@ -9,8 +9,6 @@ import (
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/mcp"
-	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/workspace"
 	"github.com/urfave/cli/v2"
 )
 
@@ -62,38 +60,13 @@ func mcpCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			cp, err := implicitCopy(c, p, &cfg)
-			if err != nil {
-				return err
-			}
-			var live *workspace.Live
-			if caps := capabilities(c); cp == nil && cfg.WorkspaceMode == sandbox.WorkspaceRW && caps.HostMounts && caps.OverlayStaging && !stagingOff() {
-				if live, err = newLive(p, &cfg); err != nil {
-					return exitWith(errorExitCode(err), err)
-				}
-				defer func() {
-					if live.State == workspace.StateLive {
-						_ = live.Remove() // no call ran: nothing was staged
-					}
-				}()
-			}
 			return withRuntime(c, func(rt backend) error {
 				_, _ = rt.GC(c.Context)
-				err := mcp.Serve(c.Context, mcp.Config{
+				return mcp.Serve(c.Context, mcp.Config{
 					Policy: p, Sandbox: cfg, Runtime: rt, Audit: log, Fallback: fallback, Start: start,
-					Version: agentbox.Version, In: in, Out: out, Staged: live,
+					Version: agentbox.Version, In: in, Out: out,
+					Notice: func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) }, NoStaging: stagingOff(),
 				})
-				if cp != nil {
-					if errors.Is(err, sandbox.ErrPull) {
-						cp.MarkIncomplete("the sandbox's last changes could not be brought back")
-					}
-					// The sandbox is closed (its changes came back): the
-					// change set waits for review.
-					if ferr := finishCopy(c, cp, &agent.Result{}); ferr != nil && err == nil {
-						err = ferr
-					}
-				}
-				return err
 			})
 		},
 	}

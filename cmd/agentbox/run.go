@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,8 +8,8 @@ import (
 
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/agent"
-	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/session"
 	"github.com/agentbox/agentbox/workspace"
 	"github.com/urfave/cli/v2"
 )
@@ -68,12 +67,7 @@ func runCommand() *cli.Command {
 			if c.Bool("apply") && mode != sandbox.WorkspaceCopy {
 				return usageError{errors.New("--apply goes with --workspace-mode copy")}
 			}
-			pp := *p
-			pp.Sandbox.Workspace = mode
-			if mode == sandbox.WorkspaceCopy {
-				pp.Sandbox.Workspace = sandbox.WorkspaceRW // on the copy
-			}
-			cfg, err := sandboxConfig(c, &pp)
+			cfg, err := sandboxConfig(c, p)
 			if err != nil {
 				return err
 			}
@@ -112,110 +106,42 @@ func runCommand() *cli.Command {
 					mem = &agent.Memory{Path: path}
 				}
 			}
-			var cp *workspace.Copy
-			var live *workspace.Live
-			liveUsed := false // a sandbox ran on it: its records stay, whatever happened
-			if mode == sandbox.WorkspaceRW && caps.HostMounts && caps.OverlayStaging && !stagingOff() {
-				if live, err = newLive(p, &cfg); err != nil {
-					return exitWith(errorExitCode(err), err)
-				}
-				if !c.Bool("quiet") {
-					fmt.Fprintln(c.App.ErrWriter, live.Describe())
-				}
-				defer func() {
-					if live.State == workspace.StateLive && !liveUsed {
-						_ = live.Remove() // the run never started
-					}
-				}()
-			}
-			if mode == sandbox.WorkspaceCopy {
-				if cp, err = newCopyFor(caps, p, &cfg); err != nil {
-					return exitWith(errorExitCode(err), err)
-				}
-				if !c.Bool("quiet") {
-					fmt.Fprintln(c.App.ErrWriter, cp.Describe())
-				}
-				defer func() {
-					if cp.State == workspace.StateRunning {
-						_ = cp.Remove() // the run never started
-					}
-				}()
-			}
 			timeout := c.Duration("timeout")
 			if timeout <= 0 {
 				timeout = p.Sandbox.SessionTimeout
 			}
-			recordedMode := cfg.WorkspaceMode
-			if cp != nil {
-				recordedMode = sandbox.WorkspaceCopy
-			}
 			if caps.HostUser && cfg.User == "" && sandbox.IsRootUser(sandbox.DefaultUser(cfg.Workspace)) && !printer.Quiet {
 				printer.Notice("running as root on a workspace root owns: the sandbox runs as uid 0 too, with every capability dropped (set sandbox.user in the policy to change it)")
-			}
-			var before *workspace.SnapshotJob
-			if cp == nil && live == nil && cfg.WorkspaceMode != sandbox.WorkspaceRO {
-				// The walk of the workspace overlaps the sandbox's start.
-				before = workspace.StartSnapshot(cfg.Workspace)
-				defer before.Wait()
 			}
 			return withRuntime(c, func(rt backend) error {
 				_, _ = rt.GC(c.Context)
 				// The sandbox starts while the first model request is in
-				// flight (agent.RunConfig.Start). A copy named the session.
-				if cfg.SessionID == "" {
-					cfg.SessionID = sandbox.NewID()
-				}
-				tools, err := agent.NewTools(p, &cfg, log, appr)
-				if err != nil {
-					return exitWith(exitUsage, err)
-				}
-				tools.SessionID = cfg.SessionID
-				changes := copyChanges(&cp)
-				if live != nil {
-					tools.Staged = live
-					changes = liveChanges(c.Context, tools, live, c.App.ErrWriter)
-				}
-				closeSession := func() {
-					if tools.Session != nil {
-						closeOnCopy(c.Context, tools.Session, cp)
-					}
-				}
-				defer closeSession()
-				if !printer.Quiet {
-					header{session: cfg.SessionID, workspace: cfg.Workspace, policy: p, network: cfg.Network, mode: recordedMode, audit: auditPathOf(c)}.print(c.App.ErrWriter)
-				}
-				res, err := agent.Run(c.Context, agent.RunConfig{
-					Task: task, Model: model, ModelName: name, Tools: tools,
-					Workspace: cfg.Workspace, WorkspaceMode: recordedMode,
-					PolicyPath: p.Source(), PolicySHA256: p.SHA256, Version: agentbox.Version,
-					MaxSteps: c.Int("max-steps"), MaxCallsPerTurn: c.Int("max-calls-per-turn"), SessionTimeout: timeout, Plan: c.Bool("plan"),
-					Memory: mem, Events: events, Before: before, Setup: setup,
-					Start: func(ctx context.Context) (sandbox.Session, error) {
-						sess, err := rt.Start(ctx, cfg)
-						if err != nil && cp != nil && cp.Kind == workspace.KindOverlay && isMountError(err) {
-							// The engine could not mount the overlay: a real copy.
-							fmt.Fprintf(c.App.ErrWriter, "the engine could not mount the overlay (%v); falling back to a real copy\n", err)
-							_ = cp.Remove()
-							if cp, err = newCopyWith(p, &cfg, true); err != nil {
-								return nil, err
-							}
-							fmt.Fprintln(c.App.ErrWriter, cp.Describe())
-							sess, err = rt.Start(ctx, cfg)
-						}
-						return sess, err
-					},
-					Changes: changes,
+				// flight (session.Run).
+				s, err := session.Open(c.Context, rt, session.Options{
+					Policy: p, Sandbox: cfg, Mode: mode, Audit: log, Approver: appr, Apply: c.Bool("apply"), Lazy: true,
+					NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off", NoStaging: stagingOff(),
+					Record: session.Record{Task: task, Model: name, Version: agentbox.Version},
+					Notice: func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
 				})
-				if tools.Session == nil {
-					return err // the sandbox did not start; nothing was recorded
+				if err != nil {
+					return exitWith(errorExitCode(err), err)
 				}
-				liveUsed = true
-				if cp != nil {
-					// Nothing may still run in the copy while it is recorded.
-					closeSession()
-					if aerr := finishCopy(c, cp, &res); aerr != nil && err == nil {
-						err = aerr
-					}
+				if cp := s.Copy(); cp != nil && !c.Bool("quiet") {
+					fmt.Fprintln(c.App.ErrWriter, cp.Describe())
+				}
+				if l := s.Live(); l != nil && !c.Bool("quiet") {
+					fmt.Fprintln(c.App.ErrWriter, l.Describe())
+				}
+				if !printer.Quiet {
+					header{session: s.ID(), workspace: cfg.Workspace, policy: p, network: cfg.Network, mode: s.Mode(), audit: auditPathOf(c)}.print(c.App.ErrWriter)
+				}
+				res, _, err := session.Run(c.Context, s, agent.RunConfig{
+					Task: task, Model: model, ModelName: name, Workspace: s.Config().Workspace,
+					MaxSteps: c.Int("max-steps"), MaxCallsPerTurn: c.Int("max-calls-per-turn"), SessionTimeout: timeout, Plan: c.Bool("plan"),
+					Memory: mem, Events: events, Setup: setup,
+				})
+				if !s.Recorded() {
+					return err // the sandbox did not start; nothing was recorded
 				}
 				printResult(c, res, log.Redact)
 				if errors.Is(err, workspace.ErrConflict) || errors.Is(err, workspace.ErrIncomplete) || errors.Is(err, workspace.ErrGuarded) {
@@ -262,44 +188,4 @@ func newModel(c *cli.Context, printer *agent.Printer) (agent.Model, string, erro
 		return nil, "", exitWith(exitUsage, err)
 	}
 	return m, name, nil
-}
-
-// copyChanges is the run's change lister for the copy *cp (nil: snapshots);
-// it reads *cp when called, as a fallback may have replaced the copy.
-func copyChanges(cp **workspace.Copy) func() ([]audit.FileChange, error) {
-	if *cp == nil {
-		return nil
-	}
-	return func() ([]audit.FileChange, error) { return (*cp).Scan() }
-}
-
-// finishCopy records the copy's changes once the sandbox is gone, then
-// applies them (--apply) or prints how to review and apply them.
-func finishCopy(c *cli.Context, cp *workspace.Copy, res *agent.Result) error {
-	w := c.App.ErrWriter
-	changes, err := cp.Finish()
-	if err != nil {
-		return err
-	}
-	res.FilesChanged = changes
-	if cp.DiskFull {
-		fmt.Fprintf(w, "the session filled its disk bound (%s, sandbox.limits.disk): writes past it failed inside the sandbox with ENOSPC\n", cp.DiskBound)
-	}
-	n := len(workspace.Counted(changes))
-	if n == 0 {
-		return nil
-	}
-	if why := workspace.Incomplete(changes); why != "" {
-		fmt.Fprintf(w, "the change list of session %s is INCOMPLETE (%s): nothing can be applied from it; the copy stays in %s\n", cp.Session, why, cp.Root)
-		return fmt.Errorf("%w (%s)", workspace.ErrIncomplete, why)
-	}
-	if !c.Bool("apply") {
-		fmt.Fprintf(w, "%d change(s) wait in session %s; the workspace is untouched.\n  review: agentbox changes %s\n  apply:  agentbox apply %s\n", n, cp.Session, cp.Session, cp.Session)
-		return nil
-	}
-	if err := cp.Apply(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "applied %d change(s) to %s\n", n, cp.Workspace)
-	return nil
 }
