@@ -76,9 +76,6 @@ type Config struct {
 	MaxCopyBytes int64
 	// NoOverlay makes real copies instead of overlays (AGENTBOX_OVERLAY=off).
 	NoOverlay bool
-	// DiskInSandbox says where the backend bounds a task's writes itself
-	// (Kubernetes); see workspace.CopyOptions.BoundInSandbox.
-	DiskInSandbox string
 	// Progress receives the progress line (TTY) or one line per task;
 	// Width is the terminal's width, asked at every redraw (nil = 80).
 	// Quiet leaves only notices (the events carry the progress).

@@ -37,7 +37,7 @@ func BenchmarkBatchBackends(b *testing.B) {
 					b.Fatalf("connecting to the test cluster: %v", err)
 				}
 				b.Cleanup(func() { _ = rt.CloseAll(context.Background()) })
-				cfg.Runtime, cfg.NoOverlay, cfg.DiskInSandbox = rt, true, "the pod"
+				cfg.Runtime = rt // its capabilities: a real copy, bounded in the pod
 				cfg.Sandbox = Overrides{Image: kubernetes.DefaultImage}
 			}
 			total := runBatches(b, cfg)

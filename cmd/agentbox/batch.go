@@ -115,7 +115,6 @@ func batchAction(c *cli.Context) error {
 		return err
 	}
 	defer log.Close()
-	caps := capabilities(c)
 	mc := agent.ConfigFromEnv(os.Getenv)
 	if v := c.String("model"); v != "" {
 		mc.Model = v
@@ -130,7 +129,7 @@ func batchAction(c *cli.Context) error {
 		CrashAt: os.Getenv("AGENTBOX_TEST_BATCH_CRASH_AT"), MetricsAddr: c.String("metrics-addr"), Heartbeat: heartbeatOf(c),
 		Sandbox: batch.Overrides{Image: c.String("image"), Network: sandbox.NetworkMode(c.String("network")), ExecutorPath: c.String("executor")},
 		Policy:  def, Audit: log, Approver: appr, Model: mc, MaxSteps: c.Int("max-steps"), Timeout: c.Duration("timeout"),
-		Version: agentbox.Version, MaxCopyBytes: maxCopy, NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off" || !caps.OverlayStaging || caps.CopyOverChannel, Progress: c.App.ErrWriter,
+		Version: agentbox.Version, MaxCopyBytes: maxCopy, NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off", Progress: c.App.ErrWriter,
 		TTY: isTerminal(os.Stderr) && os.Getenv("TERM") != "dumb", Width: func() int { return termWidth(os.Stderr) },
 	}
 	var events *batch.JSONEvents
@@ -138,7 +137,6 @@ func batchAction(c *cli.Context) error {
 		events = &batch.JSONEvents{W: c.App.Writer}
 		cfg.Events, cfg.Quiet = events, true
 	}
-	cfg.DiskInSandbox = caps.DiskBound
 	if root, err := batch.DefaultWorkRoot(os.Getenv); err == nil {
 		cfg.WorkRoot = root
 	}
