@@ -18,7 +18,7 @@ func runAgainst(t *testing.T, srv *agenttest.Server) (agent.Result, []audit.Reco
 	t.Helper()
 	tools, fs, path := newTools(t)
 	fs.exec = func(context.Context, string) (sandbox.ExecResult, error) { return execResult(0, []byte("ok\n")), nil }
-	res, err := agent.Run(context.Background(), runCfg(t, tools, newClient(t, srv, &sleeps{}), "task"))
+	res, err := run(context.Background(), runCfg(t, tools, newClient(t, srv, &sleeps{}), "task"))
 	return res, readAudit(t, path), fs, err
 }
 
@@ -115,7 +115,7 @@ func TestOversizedTurnRefusesEachCall(t *testing.T) {
 	fs.exec = func(context.Context, string) (sandbox.ExecResult, error) { return execResult(0, nil), nil }
 	cfg := runCfg(t, tools, newClient(t, srv, &sleeps{}), "task")
 	cfg.MaxCallsPerTurn = 2
-	if _, err := agent.Run(context.Background(), cfg); err != nil {
+	if _, err := run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	if got := fs.commands(); len(got) != 2 {
