@@ -1,7 +1,27 @@
 // Package session owns one agentbox session from start to end, between the
-// front-ends (run, exec, mcp, batch) and the agent's model loop: which
-// workspace mode the backend's capabilities allow, the workspace copy,
-// the enforcement, the sandbox, the session_start and session_end
-// records, the change list, and the one mapping from a session's status
-// to the process's exit code (ExitCode).
+// front-ends (run, exec, mcp, batch) and the agent's model loop:
+//
+//   - Open decides the workspace mode from the backend's declared
+//     capabilities (sandbox.Capabilities: a backend without host mounts
+//     works on a copy where rw was asked for), prepares the workspace (a
+//     copy or overlay in copy mode; in rw, where the backend can stage, a
+//     staged workspace whose changes are promoted on the host after every
+//     call; else a snapshot), assembles the tool pipeline and fills the
+//     enforcement once, and starts the sandbox unless the caller wants it
+//     later (Options.Lazy: overlapping the first model request, the first
+//     MCP call, exec's up-front decision).
+//   - Start starts the sandbox if needed and writes session_start, once.
+//   - Tools hands out the pipeline: every tool call goes through it.
+//   - AfterCall is the per-call hook: the pipeline (agent.Tools.AfterCall)
+//     calls it after every call that ran in the sandbox, before the
+//     result goes back. Host-side work after each call plugs in there.
+//     (Promotion of a staged workspace runs in the pipeline's Staged step
+//     just before it.)
+//   - Close brings the changes back (pull, last promotion), lists them,
+//     writes session_end, removes the sandbox, finishes a copy (applied or
+//     left for review) and returns the one exit code (ExitCode).
+//
+// Run (the model loop) and Exec (one command) are the bracket for
+// `agentbox run`/batch tasks and `agentbox exec`; mcp calls Open, Start
+// and Close itself.
 package session
