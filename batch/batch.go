@@ -76,6 +76,10 @@ type Config struct {
 	MaxCopyBytes int64
 	// NoOverlay makes real copies instead of overlays (AGENTBOX_OVERLAY=off).
 	NoOverlay bool
+	// DiskInSandbox, when set, says where a task's writes are bounded
+	// instead of a disk image under the copy ("" = as the runtime's
+	// capabilities say); see workspace.CopyOptions.BoundInSandbox.
+	DiskInSandbox string
 	// Progress receives the progress line (TTY) or one line per task;
 	// Width is the terminal's width, asked at every redraw (nil = 80).
 	// Quiet leaves only notices (the events carry the progress).

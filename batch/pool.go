@@ -47,7 +47,7 @@ func (b *batcher) prepare(ctx context.Context, t *Task) *prepared {
 		Policy: pol, Sandbox: SandboxConfig(pol, b.cfg.Sandbox, t.Workspace), Mode: sandbox.WorkspaceCopy,
 		Audit: b.cfg.Audit, Approver: appr, ExecApprove: approve,
 		Store: workspace.Store{Dir: b.work}, NoOverlay: b.cfg.NoOverlay, MaxCopyBytes: b.cfg.MaxCopyBytes,
-		TakeCopy: true, Lazy: true,
+		DiskBound: b.cfg.DiskInSandbox, TakeCopy: true, Lazy: true,
 		Record: session.Record{Task: t.Task, TaskID: t.ID, Version: b.cfg.Version},
 	})
 	if err != nil {

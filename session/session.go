@@ -40,6 +40,9 @@ type Options struct {
 	Store        workspace.Store
 	NoOverlay    bool
 	MaxCopyBytes int64
+	// DiskBound, when set, says where a copy's writes are bounded instead
+	// of by the copy itself ("" = where the backend's capabilities say).
+	DiskBound string
 	// Apply: a copy's changes are applied to the workspace at Close
 	// (unless it changed meanwhile); else they wait for review.
 	Apply bool
@@ -268,6 +271,9 @@ func (s *Session) newCopy(overlay bool) error {
 	}
 	co := workspace.CopyOptions{Session: s.id, DiskBytes: s.o.Policy.Sandbox.DiskBytes, DiskRequired: s.o.Policy.Sandbox.DiskSet,
 		NoOverlay: !overlay, MaxCopyBytes: s.o.MaxCopyBytes, BoundInSandbox: s.caps.DiskBound}
+	if s.o.DiskBound != "" {
+		co.BoundInSandbox = s.o.DiskBound
+	}
 	if !s.caps.OverlayStaging || s.caps.CopyOverChannel {
 		co.NoOverlayWhy = "the " + s.caps.Backend + " backend sends the copy into the sandbox"
 	}
