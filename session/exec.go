@@ -17,10 +17,11 @@ import (
 func Exec(ctx context.Context, s *Session, command string) (agent.Outcome, Closed, error) {
 	t := s.tools
 	run := true
-	switch dec := t.Policy.Decide(policy.Action{Kind: policy.Command, Command: command}); dec.Verdict {
-	case policy.Deny:
+	switch dec := t.Policy.Decide(policy.Action{Kind: policy.Command, Command: command}); {
+	case s.o.Learn: // the pipeline records would_ask/would_deny and runs it
+	case dec.Verdict == policy.Deny:
 		run = false
-	case policy.Ask:
+	case dec.Verdict == policy.Ask:
 		appr := t.Approver
 		if appr == nil {
 			appr = agent.DenyAll{}

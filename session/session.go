@@ -28,8 +28,13 @@ type Options struct {
 	// which a backend that cannot honour it refuses instead of adapting.
 	Mode         sandbox.WorkspaceMode
 	ModeExplicit bool
-	Audit        agent.RedactingLog
-	Approver     agent.Approver // the up-front asks (nil: nobody can be asked)
+	// Learn makes this a learning run (`run --learn`): it works on a copy
+	// (a mode named explicitly must be copy), calls the policy asks about
+	// or denies run, recorded as would_ask/would_deny (agent.Tools.Learn),
+	// and session_start says learn: true. Hardening is unchanged.
+	Learn    bool
+	Audit    agent.RedactingLog
+	Approver agent.Approver // the up-front asks (nil: nobody can be asked)
 	// ExecApprove answers exec-time asks; nil: the pipeline's (Approver,
 	// each answer recorded).
 	ExecApprove func(context.Context, sandbox.ExecAsk) bool
@@ -117,6 +122,12 @@ func Open(ctx context.Context, rt sandbox.Runtime, o Options) (*Session, error) 
 	if !want.Valid() && want != "" {
 		return nil, fmt.Errorf("%w: workspace mode %q: want rw, ro or copy", sandbox.ErrConfig, want)
 	}
+	if o.Learn {
+		if o.ModeExplicit && want != sandbox.WorkspaceCopy {
+			return nil, fmt.Errorf("%w: a learning run works on a copy; drop the workspace mode %q or ask for copy", sandbox.ErrConfig, want)
+		}
+		want = sandbox.WorkspaceCopy
+	}
 	mode, err := s.caps.Mode(want, o.ModeExplicit)
 	if err != nil {
 		return nil, err
@@ -150,6 +161,7 @@ func Open(ctx context.Context, rt sandbox.Runtime, o Options) (*Session, error) 
 		s.cfg.Enforce.Approve = o.ExecApprove
 	}
 	s.tools.SessionID = s.id
+	s.tools.Learn = o.Learn
 	s.tools.WorkspaceMode = s.cfg.WorkspaceMode
 	s.tools.AfterCall = s.AfterCall
 	switch {
@@ -203,6 +215,9 @@ func (s *Session) ID() string { return s.id }
 
 // Mode is the workspace mode the session runs in (rw, ro or copy).
 func (s *Session) Mode() sandbox.WorkspaceMode { return s.mode }
+
+// Learn reports whether this is a learning run (Options.Learn).
+func (s *Session) Learn() bool { return s.o.Learn }
 
 // Config is the configuration the sandbox starts (or started) with.
 func (s *Session) Config() sandbox.Config { return s.cfg }

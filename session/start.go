@@ -91,6 +91,9 @@ func (s *Session) recordStart(sess sandbox.Session) error {
 	rec := &audit.Record{Event: audit.EventSessionStart, Session: s.id, Task: r.Task, TaskID: r.TaskID,
 		PolicyPath: r.PolicyPath, PolicySHA256: r.PolicySHA256, Workspace: s.o.Sandbox.Workspace,
 		WorkspaceMode: string(s.mode), Model: r.Model, Version: r.Version, User: r.User, Host: r.Host}
+	if s.o.Learn {
+		rec.Learn = audit.Ptr(true)
+	}
 	if sess != nil {
 		info := sess.Info()
 		rec.Image, rec.ImageID, rec.ContainerID = info.Image, info.ImageID, info.ContainerID

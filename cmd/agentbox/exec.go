@@ -25,6 +25,7 @@ func execCommand() *cli.Command {
 			devcontainerFlag(),
 			&cli.DurationFlag{Name: "timeout", Usage: "kill the command (and everything it started) after this long (default: the policy's call timeout)"},
 			approveFlag(),
+			learnFlag(),
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no start header: only the command's output (and errors) on stderr"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object instead of the output"},
 			&cli.BoolFlag{Name: "json-events", Usage: "stream one JSON event per line on stdout (start, tool_started, output, tool_call, end)"},
@@ -73,7 +74,7 @@ func execAction(c *cli.Context) error {
 		_, _ = rt.GC(c.Context) // a cheap gc first: sandboxes of dead owners go
 		// The policy decides before the sandbox starts (session.Exec).
 		s, err := session.Open(c.Context, rt, session.Options{
-			Policy: p, Sandbox: cfg, Audit: log, Approver: appr, Lazy: true,
+			Policy: p, Sandbox: cfg, Audit: log, Approver: appr, Lazy: true, Learn: c.Bool("learn"),
 			NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off", NoStaging: stagingOff(),
 			Record: session.Record{Task: command, Version: agentbox.Version}, Setup: before,
 			Notice: func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },

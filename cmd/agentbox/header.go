@@ -21,7 +21,11 @@ type header struct {
 	mode               sandbox.WorkspaceMode
 	audit              string
 	broker             string // agent.BrokerSummary; "" = from policy
+	learn              bool   // a learning run
 }
+
+// learnLine is the start header's line for a learning run.
+const learnLine = "learning run: what the policy would ask about or deny runs and is recorded (would_ask/would_deny); nothing reaches the workspace before review (agentbox changes / apply); hardening and exec-time denials unchanged"
 
 func (h header) print(w io.Writer) {
 	net := orNone(h.network)
@@ -31,6 +35,9 @@ func (h header) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "session %s · policy %s · network %s · workspace %s (%s) · audit %s\n",
 		h.session, src, net, h.workspace, h.mode, h.audit)
+	if h.learn {
+		fmt.Fprintln(w, learnLine)
+	}
 	line := h.broker
 	if line == "" && net == sandbox.NetworkProxy {
 		line = agent.BrokerSummary(h.policy)

@@ -31,6 +31,7 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-memory", Usage: "do not read or write this workspace's memory of past runs"},
 			approveFlag(),
 			&cli.StringFlag{Name: "workspace-mode", Usage: "rw | ro | copy — copy: the agent works on a private copy; see --apply (default: the policy's sandbox.workspace)"},
+			learnFlag(),
 			&cli.BoolFlag{Name: "apply", Usage: "with copy: apply the copy's changes to the workspace at the end, unless the workspace changed meanwhile"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the final answer"},
 			&cli.BoolFlag{Name: "json", Usage: "print only one final JSON object on stdout (status, answer, steps, tokens, session, files changed)"},
@@ -57,6 +58,12 @@ func runCommand() *cli.Command {
 			}
 			if !mode.Valid() {
 				return usageError{fmt.Errorf("--workspace-mode %q: want rw, ro or copy", mode)}
+			}
+			if c.Bool("learn") {
+				if c.IsSet("workspace-mode") && mode != sandbox.WorkspaceCopy {
+					return usageError{errors.New("--learn works on a copy: drop --workspace-mode or use copy")}
+				}
+				mode = sandbox.WorkspaceCopy
 			}
 			caps := capabilities(c)
 			// Without host mounts the policy's default rw is a copy,
@@ -118,7 +125,7 @@ func runCommand() *cli.Command {
 				// The sandbox starts while the first model request is in
 				// flight (session.Run).
 				s, err := session.Open(c.Context, rt, session.Options{
-					Policy: p, Sandbox: cfg, Mode: mode, Audit: log, Approver: appr, Apply: c.Bool("apply"), Lazy: true,
+					Policy: p, Sandbox: cfg, Mode: mode, Audit: log, Approver: appr, Apply: c.Bool("apply"), Lazy: true, Learn: c.Bool("learn"),
 					NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off", NoStaging: stagingOff(),
 					Record: session.Record{Task: task, Model: name, Version: agentbox.Version},
 					Notice: func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
@@ -133,7 +140,7 @@ func runCommand() *cli.Command {
 					fmt.Fprintln(c.App.ErrWriter, l.Describe())
 				}
 				if !printer.Quiet {
-					header{session: s.ID(), workspace: cfg.Workspace, policy: p, network: cfg.Network, mode: s.Mode(), audit: auditPathOf(c)}.print(c.App.ErrWriter)
+					header{session: s.ID(), workspace: cfg.Workspace, policy: p, network: cfg.Network, mode: s.Mode(), audit: auditPathOf(c), learn: s.Learn()}.print(c.App.ErrWriter)
 				}
 				res, _, err := session.Run(c.Context, s, agent.RunConfig{
 					Task: task, Model: model, ModelName: name, Workspace: s.Config().Workspace,

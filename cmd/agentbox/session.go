@@ -103,6 +103,11 @@ func openAuditLog(c *cli.Context, policies []*policy.Policy, dirs []mountedDir) 
 	return w, nil
 }
 
+// learnFlag makes a session a learning run (session.Options.Learn).
+func learnFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "learn", Usage: "a learning run: on a copy, what the policy would ask about or deny runs and is recorded as would_ask/would_deny (then: agentbox policy suggest LOG)"}
+}
+
 func approveFlag() cli.Flag {
 	return &cli.StringFlag{Name: "approve", Usage: "who answers the policy's ask: prompt (a terminal), deny, allow (default: prompt on a terminal, else deny)"}
 }
