@@ -20,7 +20,7 @@ import (
 func TestLearnRun(t *testing.T) {
 	testutil.RequireDocker(t)
 	dir := t.TempDir()
-	in := abCmd{dir: dir}
+	in := abCmd{dir: dir, fullEnv: baseEnv(t)} // one HOME: apply finds the run's copy
 	ex := filepath.Join(testutil.RepoRoot(), "examples", "authoring")
 	ws := filepath.Join(dir, "ws")
 	if err := os.CopyFS(ws, os.DirFS(filepath.Join(ex, "calc"))); err != nil {
