@@ -24,7 +24,7 @@ func TestLiveLineOnTerminal(t *testing.T) {
 	for _, width := range []int{60, 160} {
 		t.Run(strconv.Itoa(width), func(t *testing.T) { liveLine(t, width, "xterm-256color") })
 	}
-	t.Run("TERM=dumb", func(t *testing.T) { liveLine(t, 100, "dumb") })
+	t.Run("TERM-dumb", func(t *testing.T) { liveLine(t, 100, "dumb") })
 }
 
 func liveLine(t *testing.T, width int, termName string) {
@@ -78,10 +78,7 @@ func liveLine(t *testing.T, width int, termName string) {
 	if termName == "dumb" {
 		// The live line is drawn before the command starts: once it has
 		// started, a live line would be on the screen.
-		testutil.Eventually(t, 2*time.Minute, "the command to start", func() bool {
-			_, err := os.Stat(filepath.Join(ws, "started"))
-			return err == nil
-		})
+		waitFor("the command to start", func(string) bool { return inSandbox(env, ws, "started") })
 		if p := pane(); strings.Contains(p, "execute_bash running") {
 			t.Errorf("TERM=dumb shows a live line:\n%s", p)
 		}

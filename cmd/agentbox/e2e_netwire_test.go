@@ -78,8 +78,7 @@ func TestNetworkProxyLeavesNothing(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		testutil.Eventually(t, 60*time.Second, "the command to start", func() bool {
-			_, err := os.Stat(filepath.Join(ws, "started"))
-			return err == nil
+			return inSandbox(cmd.Env, ws, "started")
 		})
 		if left, _ := os.ReadDir(tmp); len(left) != 1 || !strings.HasPrefix(left[0].Name(), "agentbox-net-") {
 			t.Fatalf("%v: socket directory: %v", sig, left)

@@ -228,17 +228,8 @@ func runSignalled(t *testing.T, sig syscall.Signal) {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	pid := cmd.Process.Pid
-	state := ""
-	for _, e := range cmd.Env {
-		if v, ok := strings.CutPrefix(e, "XDG_STATE_HOME="); ok {
-			state = v
-		}
-	}
 	testutil.Eventually(t, 90*time.Second, "the command to start in the sandbox", func() bool {
-		// rw stages: the file is in the session's upper layer until the
-		// call ends.
-		staged, _ := filepath.Glob(filepath.Join(state, "agentbox", "work", "*", "upper", "started"))
-		return len(staged) > 0
+		return inSandbox(cmd.Env, ws, "started")
 	})
 	if ownerOf(t, cli, pid) == "" {
 		t.Fatalf("no container owned by pid %d", pid)

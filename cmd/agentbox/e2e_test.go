@@ -72,6 +72,23 @@ func baseEnv(t *testing.T) []string {
 	return env
 }
 
+// inSandbox reports whether the sandbox has made name in the workspace ws,
+// for tests that wait for a command to be running: rw stages, so a file
+// written mid-call is in the session's upper layer (under the
+// XDG_STATE_HOME of env) until the call ends, and in ws after.
+func inSandbox(env []string, ws, name string) bool {
+	if _, err := os.Stat(filepath.Join(ws, name)); err == nil {
+		return true
+	}
+	for _, e := range env {
+		if state, ok := strings.CutPrefix(e, "XDG_STATE_HOME="); ok {
+			staged, _ := filepath.Glob(filepath.Join(state, "agentbox", "work", "*", "upper", name))
+			return len(staged) > 0
+		}
+	}
+	return false
+}
+
 func TestExecEndToEnd(t *testing.T) {
 	testutil.RequireDocker(t)
 	ws := t.TempDir()
@@ -173,8 +190,7 @@ func startBackground(t *testing.T, marker string) (*exec.Cmd, *bytes.Buffer) {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	testutil.Eventually(t, 60*time.Second, "the command to start in the sandbox", func() bool {
-		_, err := os.Stat(filepath.Join(ws, "started"))
-		return err == nil
+		return inSandbox(cmd.Env, ws, "started")
 	})
 	return cmd, &errb
 }
