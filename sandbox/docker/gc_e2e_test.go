@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/agentbox/agentbox/sandbox/docker"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/mount"
 )
 
 // TestGCLeavesOtherPIDNamespacesAlone runs the real binary's `exec` in its
@@ -59,6 +61,13 @@ until [ -e "$DIR/go2" ]; do sleep 0.05; done
 			for _, m := range c.Mounts {
 				if m.Source == ws {
 					return c.ID
+				}
+				// rw stages: the workspace is the lower layer of the
+				// session's overlay volume.
+				if m.Type == mount.TypeVolume {
+					if v, err := cli.VolumeInspect(context.Background(), m.Name); err == nil && strings.Contains(v.Options["o"], "lowerdir="+ws) {
+						return c.ID
+					}
 				}
 			}
 		}
