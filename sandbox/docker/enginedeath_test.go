@@ -58,22 +58,7 @@ func TestEngineDeathMidCommand(t *testing.T) {
 		e.Stop()
 	})
 
-	save := exec.Command("docker", "save", testutil.Image)
-	load := exec.Command("docker", "-H", e.Host, "load", "-q")
-	pipe, err := save.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	load.Stdin = pipe
-	if err := save.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := load.CombinedOutput(); err != nil {
-		t.Fatalf("loading the image into the private engine: %v %s", err, out)
-	}
-	if err := save.Wait(); err != nil {
-		t.Fatal(err)
-	}
+	e.LoadImage(t)
 
 	for _, fault := range []string{"killed", "stalled"} {
 		t.Run(fault, func(t *testing.T) {
