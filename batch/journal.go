@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sync"
 	"time"
@@ -92,17 +91,9 @@ func openJournal(path string, resume bool) (*journal, map[string]journalState, e
 		keep = next
 		off = next
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openAfterTornTail(path, keep)
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening %s: %w", path, err)
-	}
-	if err := f.Truncate(int64(keep)); err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("cutting the torn last line of %s: %w", path, err)
-	}
-	if _, err := f.Seek(0, io.SeekEnd); err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("opening %s: %w", path, err)
+		return nil, nil, err
 	}
 	return &journal{f: f}, states, nil
 }

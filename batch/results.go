@@ -82,17 +82,9 @@ func openResults(path string, resume bool) (*resultsFile, map[string]Line, error
 		keep = next
 		off = next
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openAfterTornTail(path, keep)
 	if err != nil {
-		return nil, nil, fmt.Errorf("opening %s: %w", path, err)
-	}
-	if err := f.Truncate(int64(keep)); err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("cutting the torn last line of %s: %w", path, err)
-	}
-	if _, err := f.Seek(0, io.SeekEnd); err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("opening %s: %w", path, err)
+		return nil, nil, err
 	}
 	return &resultsFile{f: f}, done, nil
 }
@@ -118,3 +110,22 @@ func (r *resultsFile) append(l Line) error {
 }
 
 func (r *resultsFile) close() error { return r.f.Close() }
+
+// openAfterTornTail opens an append-only JSON Lines file for appending
+// after cutting it to keep bytes: the intact lines, without a torn last
+// line left by a crash mid-write.
+func openAfterTornTail(path string, keep int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	if err := f.Truncate(int64(keep)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cutting the torn last line of %s: %w", path, err)
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
+	return f, nil
+}
