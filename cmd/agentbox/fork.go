@@ -26,16 +26,9 @@ func forkCommand() *cli.Command {
 			if c.NArg() != 3 {
 				return usageError{errors.New("fork needs SESSION, CALL (a call id or checkpoint number; see agentbox changes SESSION) and a new DIR")}
 			}
-			store, err := copyStore()
+			cp, st, err := loadEndedStage(c.Args().First())
 			if err != nil {
 				return err
-			}
-			cp, st, err := workspace.LoadStage(store, c.Args().First())
-			if err != nil {
-				return exitWith(exitUsage, err)
-			}
-			if cp.State == workspace.StateLive {
-				return exitWith(exitFailed, fmt.Errorf("session %s is still running (or was killed): end it first", cp.Session))
 			}
 			dst, err := filepath.Abs(c.Args().Get(2))
 			if err != nil {

@@ -26,16 +26,9 @@ func rewindCommand() *cli.Command {
 			if c.NArg() < 1 || c.NArg() > 2 {
 				return usageError{errors.New("rewind needs SESSION and optionally CALL (a call id or checkpoint number; default: the last call); see agentbox changes SESSION")}
 			}
-			store, err := copyStore()
+			cp, st, err := loadEndedStage(c.Args().First())
 			if err != nil {
 				return err
-			}
-			cp, st, err := workspace.LoadStage(store, c.Args().First())
-			if err != nil {
-				return exitWith(exitUsage, err)
-			}
-			if cp.State == workspace.StateLive {
-				return exitWith(exitFailed, fmt.Errorf("session %s is still running (or was killed): end it first", cp.Session))
 			}
 			log, err := openAuditLog(c, []*policy.Policy{policy.Default()}, []mountedDir{{dir: cp.Workspace}})
 			if err != nil {
@@ -103,3 +96,20 @@ func statStaged(w io.Writer, cp *workspace.Copy, held bool) error {
 
 // vis makes agent-controlled text safe for the terminal.
 func vis(s string) string { return textutil.OneLine(policy.Visible(s), 300) }
+
+// loadEndedStage loads the staged workspace of a session that has ended
+// (rewind and fork refuse a live one).
+func loadEndedStage(session string) (*workspace.Copy, *workspace.Stage, error) {
+	store, err := copyStore()
+	if err != nil {
+		return nil, nil, err
+	}
+	cp, st, err := workspace.LoadStage(store, session)
+	if err != nil {
+		return nil, nil, exitWith(exitUsage, err)
+	}
+	if cp.State == workspace.StateLive {
+		return nil, nil, exitWith(exitFailed, fmt.Errorf("session %s is still running (or was killed): end it first", cp.Session))
+	}
+	return cp, st, nil
+}
