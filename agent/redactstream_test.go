@@ -3,7 +3,6 @@ package agent
 import (
 	"bytes"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,7 +36,7 @@ func TestRedactStream(t *testing.T) {
 // A long line without a newline is passed on in pieces, bounded; a partial
 // line is shown after a short quiet.
 func TestRedactStreamBounds(t *testing.T) {
-	var out lockedBuffer
+	var out testutil.LockedBuffer
 	rs := newRedactStream(&out, func(s string) string { return s })
 	line := strings.Repeat("word ", 3*redactHold/5)
 	_, _ = rs.Write([]byte(line))
@@ -48,31 +47,12 @@ func TestRedactStreamBounds(t *testing.T) {
 	if out.String() != line {
 		t.Errorf("bytes changed: %d vs %d", out.Len(), len(line))
 	}
-	var prompt lockedBuffer
+	var prompt testutil.LockedBuffer
 	rs = newRedactStream(&prompt, func(s string) string { return s })
 	_, _ = rs.Write([]byte("waiting..."))
 	testutil.Eventually(t, 10*time.Second, "the partial line", func() bool { return prompt.String() == "waiting..." })
 	_ = rs.Close()
 }
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *lockedBuffer) Len() int { return len(l.String()) }
 
 // Issue 27: a token printed with a pause in its middle, a password whose
 // label came before the pause, and a token across the 64 KiB piece
@@ -86,7 +66,7 @@ func TestRedactStreamPausesAndPieces(t *testing.T) {
 		{"mysql -uroot -p", "hunt", "er2secret app\n", "hunter2"},
 		{"machine db.example.com login bob password ", "", "s3cretValue\n", "s3cret"},
 	} {
-		var out lockedBuffer
+		var out testutil.LockedBuffer
 		rs := newRedactStream(&out, redact)
 		_, _ = rs.Write([]byte("shown " + c.before + c.first))
 		rs.quiet() // the pause: the partial line is shown, but no secret part
@@ -104,7 +84,7 @@ func TestRedactStreamPausesAndPieces(t *testing.T) {
 	}
 	// A token across the cut of a line longer than redactHold.
 	for _, at := range []int{redactHold/2 - 10, redactHold / 2, redactHold/2 + 3} {
-		var out lockedBuffer
+		var out testutil.LockedBuffer
 		rs := newRedactStream(&out, redact)
 		pad := strings.Repeat("w ", at/2)
 		line := pad + tok + " " + strings.Repeat("x ", redactHold/2+100)

@@ -40,7 +40,7 @@ func TestEngineStoppedMidBatch(t *testing.T) {
 	cfg, _, _ := testConfig(t, tasks)
 	rt := docker.New(cli)
 	t.Cleanup(func() { _ = rt.CloseAll(context.Background()) })
-	out := &syncBuffer{}
+	out := &testutil.LockedBuffer{}
 	cfg.Runtime, cfg.Concurrency, cfg.NoPool, cfg.Progress = rt, 1, true, out
 	cfg.InfraRetries, cfg.InfraFailures, cfg.InfraPause = 1, 2, 3*time.Minute
 	// The private engine has its own mount namespace: it sees neither the

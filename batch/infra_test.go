@@ -1,16 +1,15 @@
 package batch
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/testutil"
 	"github.com/agentbox/agentbox/sandbox"
 )
 
@@ -30,24 +29,6 @@ func (d *downRuntime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Se
 	return d.Runtime.Start(ctx, cfg)
 }
 
-// syncBuffer is a bytes.Buffer safe for the progress writer and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestInfraBreaker: with the engine down, tasks end infra_failed (exit 125)
 // after bounded retries, not setup_failed; after three in a row the batch
 // pauses with a visible line instead of burning through the list (the
@@ -64,7 +45,7 @@ func TestInfraBreaker(t *testing.T) {
 	cfg, _, cli := testConfig(t, tasks)
 	rt := &downRuntime{Runtime: cfg.Runtime}
 	rt.down.Store(true)
-	out := &syncBuffer{}
+	out := &testutil.LockedBuffer{}
 	cfg.Runtime, cfg.Concurrency, cfg.NoPool, cfg.Progress = rt, 1, true, out
 	cfg.InfraRetries, cfg.InfraFailures, cfg.InfraPause = 2, 3, time.Minute
 	done := make(chan struct{})

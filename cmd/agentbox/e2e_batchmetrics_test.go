@@ -1,37 +1,17 @@
 package main_test
 
 import (
-	"bytes"
 	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/testutil"
 )
-
-// lockedBuffer is a bytes.Buffer safe to read while a process writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestBatchMetricsAndHeartbeat scrapes --metrics-addr while a batch runs
 // (queued, running, done by status, tasks/min, slot waits) and checks that
@@ -42,7 +22,7 @@ func TestBatchMetricsAndHeartbeat(t *testing.T) {
 	cmd := exec.Command(testutil.Binary(t), "batch", tasks, "-j", "1", "--no-pool", "--metrics-addr", "127.0.0.1:0", "--heartbeat", "1s",
 		"--output", filepath.Join(t.TempDir(), "out"), "--audit", filepath.Join(t.TempDir(), "audit.jsonl"))
 	cmd.Env = append(baseEnv(t), "AGENTBOX_RUNTIME_DIR="+t.TempDir())
-	errb := &lockedBuffer{}
+	errb := &testutil.LockedBuffer{}
 	cmd.Stderr = errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
