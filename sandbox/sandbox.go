@@ -115,6 +115,11 @@ type PullReport struct {
 type Overlay struct {
 	Upper string
 	Work  string
+	// Lower, when set, is the path the engine mounts as the lower layer
+	// instead of Workspace: a link to it under a name that overlay's
+	// mount options can carry (the workspace's own path holds , : \ or =,
+	// which would split or alias the options). "" = Workspace.
+	Lower string
 	// Staged: trusted host code decides and promotes what the upper
 	// layer holds after every call (package workspace, Stage). The
 	// files.write rules are then enforced there, on the host: no

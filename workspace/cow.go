@@ -79,7 +79,7 @@ func (c *Copy) Configure(cfg *sandbox.Config) {
 	cfg.WorkspaceCopy = true
 	if c.Kind == KindOverlay {
 		cfg.Workspace = c.Workspace
-		cfg.Overlay = &sandbox.Overlay{Upper: c.Upper(), Work: c.OverlayWork()}
+		cfg.Overlay = &sandbox.Overlay{Upper: c.Upper(), Work: c.OverlayWork(), Lower: c.OverlayLower()}
 		return
 	}
 	cfg.Workspace = c.Tree()
@@ -161,6 +161,9 @@ func (c *Copy) makeUpper(src string, o CopyOptions) error {
 	fi, err := os.Stat(src)
 	if err != nil {
 		return fmt.Errorf("workspace %s: %w", src, err)
+	}
+	if err := c.makeLowerLink(); err != nil {
+		return err
 	}
 	for _, p := range []string{c.Upper(), c.OverlayWork()} {
 		if err := os.Mkdir(p, 0o755); err != nil {
@@ -303,10 +306,11 @@ func overlayUnusable(src, dir string, off bool) string {
 	if err != nil || !strings.Contains(string(b), "\toverlay\n") {
 		return "the kernel has no overlay filesystem"
 	}
-	for _, p := range []string{src, dir} {
-		if strings.ContainsAny(p, ",:\\=") {
-			return fmt.Sprintf("the path %s holds a character overlay options cannot carry", p)
-		}
+	// The workspace's own path may hold anything: the overlay mounts it
+	// through a link (OverlayLower). The copy's directory holds the
+	// upper layer and the link, so its path must be safe.
+	if strings.ContainsAny(dir, overlayUnsafe) {
+		return fmt.Sprintf("the path %s holds a character overlay options cannot carry (, : \\ or =); set XDG_STATE_HOME to a directory whose path holds none", dir)
 	}
 	if Inside(dir, src) || Inside(src, dir) {
 		return "the workspace and the copy overlap"

@@ -94,7 +94,11 @@ func (l *Live) Finish(callID string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
+	removeScrub(l.Upper())
 	l.unmount()
+	if ln := l.OverlayLower(); ln != "" {
+		_ = os.Remove(ln) // the link only: Remove never follows it
+	}
 	for _, d := range []string{l.Upper(), l.OverlayWork(), filepath.Join(l.Root, "upper"), filepath.Join(l.Root, "work")} {
 		if _, serr := os.Lstat(d); serr == nil {
 			_ = RemoveTree(d)

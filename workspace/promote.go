@@ -309,54 +309,6 @@ func (p *promoter) keepBefore(rel string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), err
 }
 
-// hold moves every held change out of the upper directory into
-// held/<seq>/ (a held parent takes its entries along): the sandbox no
-// longer sees it, and the user can review it.
-func (p *promoter) hold() error {
-	dst := filepath.Join(p.s.State, "held", fmt.Sprint(p.cp.Seq))
-	moved := map[string]bool{}
-	for _, c := range p.cp.Changes {
-		if c.Held == "" {
-			continue
-		}
-		if insideMoved(c.Path, moved) {
-			continue
-		}
-		up := filepath.Join(p.s.Upper, filepath.FromSlash(c.Path))
-		st, err := fstree.Lstat(unix.AT_FDCWD, up)
-		if err != nil {
-			continue // a deletion below a deleted directory: nothing in upper
-		}
-		if st.Whiteout() || c.Change == "deleted" {
-			// The deletion is held: the sandbox sees the workspace entry
-			// again.
-			if err := os.Remove(up); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("holding %s: %w", c.Path, err)
-			}
-			continue
-		}
-		to := filepath.Join(dst, filepath.FromSlash(c.Path))
-		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
-			return fmt.Errorf("holding %s: %w", c.Path, err)
-		}
-		if err := os.Rename(up, to); err != nil {
-			// Another filesystem: the record keeps the list only.
-			d, derr := unix.Open(filepath.Dir(up), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-			if derr != nil {
-				return fmt.Errorf("holding %s: %w", c.Path, derr)
-			}
-			err = fstree.RemoveAll(d, filepath.Base(up))
-			unix.Close(d)
-			if err != nil {
-				return fmt.Errorf("holding %s: %w", c.Path, err)
-			}
-		}
-		moved[c.Path] = true
-		delete(p.s.st.Promoted, c.Path)
-	}
-	return nil
-}
-
 func insideMoved(rel string, moved map[string]bool) bool {
 	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
 		if moved[d] {

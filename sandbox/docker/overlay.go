@@ -19,7 +19,9 @@ const overlayOptions = "userxattr,redirect_dir=nofollow,metacopy=off,index=off,n
 
 // applyOverlay replaces the workspace mount by an anonymous local volume
 // that the engine mounts as an overlay: cfg.Workspace the read-only lower
-// layer, cfg.Overlay.Upper the upper one. The engine (dockerd, root)
+// layer (through cfg.Overlay.Lower, a link under a safe name, when its
+// path holds a character the options cannot carry), cfg.Overlay.Upper
+// the upper one. The engine (dockerd, root)
 // mounts it, so this works for non-root users; the volume goes with the
 // container (RemoveVolumes on every path). It carries the container's
 // labels (session and owner identity) so that gc finds it when the
@@ -28,7 +30,11 @@ func applyOverlay(cfg sandbox.Config, hc *container.HostConfig, labels map[strin
 	if cfg.Overlay == nil {
 		return nil
 	}
-	for _, p := range []string{cfg.Workspace, cfg.Overlay.Upper, cfg.Overlay.Work} {
+	lower := cfg.Overlay.Lower
+	if lower == "" {
+		lower = cfg.Workspace
+	}
+	for _, p := range []string{lower, cfg.Overlay.Upper, cfg.Overlay.Work} {
 		if p == "" || strings.ContainsAny(p, ",:\\=") {
 			return fmt.Errorf("%w: the path %q cannot be an overlay layer (empty, or holds , : \\ or =); use a real copy (AGENTBOX_OVERLAY=off)", sandbox.ErrConfig, p)
 		}
@@ -40,7 +46,7 @@ func applyOverlay(cfg sandbox.Config, hc *container.HostConfig, labels map[strin
 			"type":   "overlay",
 			"device": "overlay",
 			"o": fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s,%s",
-				cfg.Workspace, cfg.Overlay.Upper, cfg.Overlay.Work, overlayOptions),
+				lower, cfg.Overlay.Upper, cfg.Overlay.Work, overlayOptions),
 		}}},
 	}
 	for i, old := range hc.Mounts {

@@ -44,4 +44,23 @@ func TestOverlayMountSpec(t *testing.T) {
 	if err := applyOverlay(bad, hc, nil); !errors.Is(err, sandbox.ErrConfig) {
 		t.Errorf("a comma in a layer path: %v", err)
 	}
+	// A workspace path the options cannot carry goes through its link.
+	linked := bad
+	linked.Overlay = &sandbox.Overlay{Upper: "/st/upper", Work: "/st/work", Lower: "/st/lower"}
+	linked.Workspace = "/a=b,lowerdir=/etc:x"
+	_, hc = containerSpec(linked, "/exe", "0123456789abcdef", nil, "h", "{}", nil)
+	if err := applyOverlay(linked, hc, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range hc.Mounts {
+		if m.Target == sandbox.WorkspaceDir {
+			if o := m.VolumeOptions.DriverConfig.Options["o"]; !strings.HasPrefix(o, "lowerdir=/st/lower,upperdir=") || strings.Contains(o, "/etc") {
+				t.Errorf("options through the link: %s", o)
+			}
+		}
+	}
+	linked.Overlay.Lower = "/st,lower"
+	if err := applyOverlay(linked, hc, nil); !errors.Is(err, sandbox.ErrConfig) {
+		t.Errorf("a comma in the link's path: %v", err)
+	}
 }

@@ -1,0 +1,136 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+
+	"github.com/agentbox/agentbox/internal/fstree"
+	"golang.org/x/sys/unix"
+)
+
+// scrubDirName is where held entries go on their way out of the upper
+// directory: beside it, on the same filesystem (its disk image included).
+const scrubDirName = "scrub"
+
+// hold takes every held change out of the sandbox's reach and keeps a
+// copy in held/<seq>/ for review (a held parent takes its entries along).
+//
+// Moving an entry out of the upper directory is not enough: the kernel
+// overlay keeps the sandbox's cached lookups pointing at the moved inode,
+// so a process in the sandbox could still read and write it wherever it
+// went (held/ included). So the entry is renamed out of the upper
+// directory (atomic: the next lookup no longer finds it), copied to
+// held/, and the original is scrubbed: its files cut to nothing (unless
+// another name still links them) and removed. A cached lookup then finds
+// an empty, deleted file or a deleted directory; whatever it writes there
+// reaches nothing.
+func (p *promoter) hold() error {
+	up, err := os.OpenRoot(p.s.Upper)
+	if err != nil {
+		return fmt.Errorf("holding the refused changes: %w", err)
+	}
+	defer up.Close()
+	dst := filepath.Join(p.s.State, "held", fmt.Sprint(p.cp.Seq))
+	moved := map[string]bool{}
+	for i, c := range p.cp.Changes {
+		if c.Held == "" || insideMoved(c.Path, moved) {
+			continue
+		}
+		st, err := up.Lstat(c.Path)
+		if err != nil {
+			continue // a deletion below a deleted directory: nothing in upper
+		}
+		if isWhiteout(st) || c.Change == "deleted" {
+			// The deletion is held: the sandbox sees the workspace entry
+			// again (overlay looks a removed name up afresh).
+			if err := up.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("holding %s: %w", c.Path, err)
+			}
+			continue
+		}
+		if err := p.s.scrubOut(up, c.Path, filepath.Join(dst, filepath.FromSlash(c.Path)), fmt.Sprintf("%d-%d", p.cp.Seq, i)); err != nil {
+			return fmt.Errorf("holding %s: %w", c.Path, err)
+		}
+		moved[c.Path] = true
+		delete(p.s.st.Promoted, c.Path)
+	}
+	return nil
+}
+
+// scrubOut renames the upper entry rel to scrub/<tag>, copies it to keep
+// (for review; a copy that fails leaves the record's list only), then
+// cuts and removes the renamed original.
+func (s *Stage) scrubOut(up *os.Root, rel, keep, tag string) error {
+	scrub := filepath.Join(filepath.Dir(s.Upper), scrubDirName)
+	if err := os.Mkdir(scrub, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	sfd, err := unix.Open(scrub, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(sfd)
+	parent := path.Dir(rel)
+	pd, err := up.Open(parent)
+	if err != nil {
+		return err
+	}
+	defer pd.Close()
+	if fi, err := pd.Stat(); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s is no longer a directory in the staging layer", parent)
+	}
+	_ = fstree.RemoveAll(sfd, tag) // a leftover of a killed agentbox
+	if err := unix.Renameat(int(pd.Fd()), path.Base(rel), sfd, tag); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(keep), 0o700); err == nil {
+		// cp -a copies links as links and never follows one.
+		_ = exec.Command("cp", "-a", "--reflink=auto", "--", filepath.Join(scrub, tag), keep).Run()
+	}
+	cutAt(sfd, tag)
+	if _, err := fstree.Walk(filepath.Join(scrub, tag), fstree.Options{}, func(e *fstree.Entry) bool {
+		if e.IsRegular() {
+			cutAt(e.Dirfd, e.Name)
+		}
+		return true
+	}); err != nil && !errors.Is(err, fstree.ErrNotDir) {
+		return err
+	}
+	// A process in the sandbox writing through a cached lookup can keep
+	// the directory from going: what it writes there stays in scrub/,
+	// which nothing promotes, and goes with the session.
+	_ = fstree.RemoveAll(sfd, tag)
+	return nil
+}
+
+// cutAt truncates the regular file name in dirfd to nothing and takes
+// every permission off it, unless another name links it (a name the
+// sandbox still uses, promoted on its own). Symlinks are never followed.
+func cutAt(dirfd int, name string) {
+	fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink != 1 {
+		return
+	}
+	proc := fmt.Sprintf("/proc/self/fd/%d", fd)
+	_ = unix.Chmod(proc, 0o600) // the owner may cut it then
+	if w, err := unix.Open(proc, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+		_ = unix.Ftruncate(w, 0)
+		unix.Close(w)
+	}
+	_ = unix.Chmod(proc, 0)
+}
+
+// removeScrub removes what scrubbing left (once the sandbox is gone).
+func removeScrub(upper string) {
+	_ = RemoveTree(filepath.Join(filepath.Dir(upper), scrubDirName))
+}

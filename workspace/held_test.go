@@ -1,0 +1,90 @@
+package workspace
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHeldGoneFromCachedView: the sandbox looked a held file and a held
+// directory up before they were held (its cache points at their inodes);
+// after promotion it can no longer read their content through that cache,
+// a descriptor it kept open writes nowhere, new writes through the cache
+// reach neither the workspace nor the held copy kept for review, and
+// the next promotion finds nothing to promote.
+func TestHeldGoneFromCachedView(t *testing.T) {
+	lower, upper, state := stageDirs(t, map[string]string{"a.txt": "a"})
+	merged := mountKernelOverlay(t, lower, upper)
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh(t, merged, `echo 'echo pwned' > .envrc && mkdir .vscode && echo '{"tasks":1}' > .vscode/tasks.json`)
+	// The sandbox's own lookups, cached before the promotion; a kept descriptor.
+	if readOr(filepath.Join(merged, ".envrc")) != "echo pwned\n" || readOr(filepath.Join(merged, ".vscode/tasks.json")) == "" {
+		t.Fatal("the sandbox does not see what it wrote")
+	}
+	kept, err := os.OpenFile(filepath.Join(merged, ".envrc"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+	cp := mustPromote(t, s, "call-1")
+	if h := heldRules(cp); h[".envrc"] == "" || h[".vscode"] == "" {
+		t.Fatalf("not held: %v", h)
+	}
+	heldEnvrc := filepath.Join(state, "held", "1", ".envrc")
+	if readOr(heldEnvrc) != "echo pwned\n" || readOr(filepath.Join(state, "held", "1", ".vscode", "tasks.json")) != "{\"tasks\":1}\n" {
+		t.Errorf("the held copies for review: %q", readOr(heldEnvrc))
+	}
+	for _, p := range []string{".envrc", ".vscode/tasks.json"} {
+		if got := readOr(filepath.Join(merged, p)); strings.Contains(got, "pwned") || strings.Contains(got, "tasks") {
+			t.Errorf("the sandbox still reads held %s: %q", p, got)
+		}
+	}
+	if _, err := kept.WriteString("echo again\n"); err != nil {
+		t.Logf("kept descriptor write: %v", err)
+	}
+	_ = os.WriteFile(filepath.Join(merged, ".envrc"), []byte("echo rewritten\n"), 0o644)
+	_ = os.WriteFile(filepath.Join(merged, ".vscode", "new.json"), []byte("x"), 0o644)
+	for _, p := range []string{".envrc", ".vscode"} {
+		if exists(filepath.Join(lower, p)) {
+			t.Errorf("%s reached the workspace", p)
+		}
+	}
+	if got := readOr(heldEnvrc); got != "echo pwned\n" {
+		t.Errorf("the sandbox changed the held copy: %q", got)
+	}
+	if exists(filepath.Join(state, "held", "1", ".vscode", "new.json")) {
+		t.Error("the sandbox wrote into the held copy")
+	}
+	cp2, err := s.Promote("call-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range heldOrPromoted(cp2) {
+		if strings.HasPrefix(c, ".envrc") || strings.HasPrefix(c, ".vscode") {
+			// A rewrite through a fresh lookup is a new change: held again.
+			if heldRules(cp2)[c] == "" {
+				t.Errorf("call-2 promoted %s", c)
+			}
+		}
+	}
+	for _, p := range []string{".envrc", ".vscode"} {
+		if exists(filepath.Join(lower, p)) {
+			t.Errorf("%s reached the workspace after call-2", p)
+		}
+	}
+}
+
+func heldOrPromoted(cp *Checkpoint) []string {
+	if cp == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range cp.Changes {
+		out = append(out, c.Path)
+	}
+	return out
+}
