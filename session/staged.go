@@ -23,10 +23,13 @@ func (s *Session) newLive() error {
 			return err
 		}
 	}
-	// No disk image under the upper layer: rw writes end up in the
-	// workspace's filesystem anyway, and held changes move to the
-	// session's records by rename.
-	o := workspace.CopyOptions{Session: s.id, NoOverlay: s.o.NoOverlay}
+	// The upper layer sits on a size-bounded filesystem (sandbox.limits.disk,
+	// 2 GiB by default): everything the session writes stays there
+	// (promoted files too), so a runaway writer fills the bound, not the
+	// host's disk. A bound the user set fails closed when it cannot be
+	// enforced; the default one says so in the header.
+	o := workspace.CopyOptions{Session: s.id, NoOverlay: s.o.NoOverlay,
+		DiskBytes: s.o.Policy.Sandbox.DiskBytes, DiskRequired: s.o.Policy.Sandbox.DiskSet}
 	l, err := workspace.NewLive(store, s.cfg.Workspace, o, agent.StageDecider(s.o.Policy))
 	if err != nil {
 		return fmt.Errorf("%w (or set AGENTBOX_STAGING=off to let the sandbox write into the workspace directly, checked only from inside the sandbox)", err)
@@ -46,6 +49,9 @@ func (s *Session) stagedChanges(ctx context.Context) ([]audit.FileChange, error)
 	}
 	if _, err := s.tools.FinishStaged(s.live); err != nil {
 		return nil, fmt.Errorf("promoting the last changes: %w", err)
+	}
+	if s.live.DiskFull {
+		s.notice(fmt.Sprintf("the session filled its disk bound (%s, sandbox.limits.disk): writes past it failed inside the sandbox with ENOSPC", s.live.DiskBound))
 	}
 	out, held, err := s.live.Stage.PromotedFiles()
 	if err != nil {

@@ -75,15 +75,24 @@ func (c *Copy) unmount() {
 // and removes the image.
 func (c *Copy) moveOffDisk() error {
 	dst := filepath.Join(c.Root, "upper")
-	var st unix.Statfs_t
-	if unix.Statfs(c.disk.mnt, &st) == nil {
-		c.DiskFull = st.Bavail*uint64(st.Bsize) < 1<<20 || st.Ffree == 0
-	}
+	c.noteFull()
 	if out, err := exec.Command("cp", "-a", "--", c.Upper(), dst).CombinedOutput(); err != nil {
 		return fmt.Errorf("moving the change set off its disk image: %v: %s; it stays in %s", err, strings.TrimSpace(string(out)), c.disk.img)
 	}
 	c.unmount()
 	return nil
+}
+
+// noteFull sets DiskFull when the bounded filesystem is (nearly) full:
+// writes past the bound failed in the sandbox with ENOSPC.
+func (c *Copy) noteFull() {
+	if c.disk == nil {
+		return
+	}
+	var st unix.Statfs_t
+	if unix.Statfs(c.disk.mnt, &st) == nil {
+		c.DiskFull = st.Bavail*uint64(st.Bsize) < 1<<20 || st.Ffree == 0
+	}
 }
 
 // setUserXattr checks that dir's filesystem keeps user extended

@@ -88,9 +88,16 @@ func (s *Stage) scrubOut(up *os.Root, rel, keep, tag string) error {
 	if err := unix.Renameat(int(pd.Fd()), path.Base(rel), sfd, tag); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(keep), 0o700); err == nil {
-		// cp -a copies links as links and never follows one.
-		_ = exec.Command("cp", "-a", "--reflink=auto", "--", filepath.Join(scrub, tag), keep).Run()
+	// The copies kept for review are bounded per session: a sandbox that
+	// writes a held file to its disk bound on every call would otherwise
+	// fill the host's disk through held/.
+	if n := treeBytes(filepath.Join(scrub, tag)); s.st.HeldBytes+n <= heldCopyBudget {
+		if err := os.MkdirAll(filepath.Dir(keep), 0o700); err == nil {
+			// cp -a copies links as links and never follows one.
+			if exec.Command("cp", "-a", "--reflink=auto", "--", filepath.Join(scrub, tag), keep).Run() == nil {
+				s.st.HeldBytes += n
+			}
+		}
 	}
 	cutAt(sfd, tag)
 	if _, err := fstree.Walk(filepath.Join(scrub, tag), fstree.Options{}, func(e *fstree.Entry) bool {
@@ -128,6 +135,27 @@ func cutAt(dirfd int, name string) {
 		unix.Close(w)
 	}
 	_ = unix.Chmod(proc, 0)
+}
+
+// heldCopyBudget bounds what a session's held copies (kept for review)
+// take on the host's disk; past it, held changes are listed only.
+const heldCopyBudget = 256 << 20
+
+// treeBytes adds up the sizes of the regular files at and below p
+// (symlinks not followed).
+func treeBytes(p string) int64 {
+	st, err := fstree.Lstat(unix.AT_FDCWD, p)
+	if err != nil || !st.IsDir() {
+		return st.Size
+	}
+	var n int64
+	_, _ = fstree.Walk(p, fstree.Options{}, func(e *fstree.Entry) bool {
+		if e.IsRegular() {
+			n += e.Size
+		}
+		return true
+	})
+	return n
 }
 
 // removeScrub removes what scrubbing left (once the sandbox is gone).

@@ -75,7 +75,7 @@ func (l *Live) Configure(cfg *sandbox.Config) {
 
 // Describe is one line for the start header.
 func (l *Live) Describe() string {
-	return "staged: the sandbox writes to an overlay; agentbox promotes each call's allowed changes into the workspace (held ones: agentbox changes " + l.Session + " --held)"
+	return "staged: the sandbox writes to an overlay; agentbox promotes each call's allowed changes into the workspace (held ones: agentbox changes " + l.Session + " --held); disk bound: " + l.DiskBound
 }
 
 // AfterCall promotes what the call changed.
@@ -95,6 +95,7 @@ func (l *Live) Finish(callID string) (*Checkpoint, error) {
 		return nil, err
 	}
 	removeScrub(l.Upper())
+	l.noteFull()
 	l.unmount()
 	if ln := l.OverlayLower(); ln != "" {
 		_ = os.Remove(ln) // the link only: Remove never follows it

@@ -19,6 +19,9 @@ type stageState struct {
 	Since    int64                    `json:"since_ns"` // the filesystem clock when staging began
 	Seq      int                      `json:"seq"`      // checkpoints so far
 	Promoted map[string]promotedEntry `json:"promoted,omitempty"`
+	// HeldBytes is what the held copies kept for review take so far
+	// (bounded by heldCopyBudget).
+	HeldBytes int64 `json:"held_bytes,omitempty"`
 }
 
 // promotedEntry is an upper entry already promoted: unchanged since (the
