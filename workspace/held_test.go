@@ -88,3 +88,51 @@ func heldOrPromoted(cp *Checkpoint) []string {
 	}
 	return out
 }
+
+// TestPromotedNewDirDeletions: a directory new in the sandbox's view is
+// promoted; the sandbox then deletes and renames entries in it (the
+// overlay, which looked it up with no lower directory, leaves no
+// whiteout). The host still sees and promotes the deletions, and a fresh
+// mount of the same layers (the kernel's cache dropped) shows exactly
+// what the sandbox saw.
+func TestPromotedNewDirDeletions(t *testing.T) {
+	lower, upper, state := stageDirs(t, map[string]string{"src/old.go": "o"})
+	merged := mountKernelOverlay(t, lower, upper)
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh(t, merged, `mkdir -p d/e src/new && echo x > d/x && echo y > d/y && echo z > d/e/z && echo n > src/new/n && echo m > src/new/m`)
+	mustPromote(t, s, "call-1")
+	sh(t, merged, `rm d/x && mv d/y d/y2 && rm -r d/e && rm src/new/n`)
+	mustPromote(t, s, "call-2")
+	want := "d d/y2 src src/new src/new/m src/old.go"
+	if got := tree(t, lower); got != want {
+		t.Errorf("workspace: %s, want %s", got, want)
+	}
+	if got := tree(t, merged); got != want {
+		t.Errorf("sandbox view: %s, want %s", got, want)
+	}
+	fresh := mountKernelOverlay(t, lower, upper)
+	if got := tree(t, fresh); got != want {
+		t.Errorf("a fresh view of the same layers: %s, want %s", got, want)
+	}
+}
+
+func tree(t *testing.T, root string) string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != root {
+			out = append(out, filepath.ToSlash(p[len(root)+1:]))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(out, " ")
+}

@@ -86,6 +86,12 @@ func (s *Stage) Promote(callID string) (*Checkpoint, error) {
 	if err := p.hold(); err != nil {
 		return nil, err
 	}
+	for rel, st := range s.dirs {
+		if pr, ok := s.st.Promoted[rel]; ok {
+			pr.Upper = st
+			s.st.Promoted[rel] = pr
+		}
+	}
 	s.st.Seq = cp.Seq
 	if err := writeJSON(s.checkpointPath(cp.Seq), cp); err != nil {
 		return nil, err
@@ -174,6 +180,9 @@ func (p *promoter) one(c *StagedChange) error {
 		}
 		if err := p.low.Mkdir(rel, c.upper.FileMode().Perm()); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
+		}
+		if c.Change == "added" {
+			p.s.markOpaque(rel)
 		}
 		return p.record(c)
 	case TypeSymlink:

@@ -57,6 +57,9 @@ type Stage struct {
 	Upper, Lower, State string
 	Decide              WriteDecider
 	st                  stageState
+	// dirs are the promoted opaque directories whose entries List
+	// compared with the workspace: Promote records their stamps.
+	dirs map[string]fstree.Stamp
 }
 
 // OpenStage opens (or creates) the staging records in state for the
@@ -92,6 +95,7 @@ func (s *Stage) List() ([]StagedChange, error) {
 	if st, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(s.Lower, ".git")); err == nil && st.IsDir() {
 		ownGit = true
 	}
+	s.dirs = map[string]fstree.Stamp{}
 	l := &lister{s: s, ownGit: ownGit, gitDirs: map[string]bool{}, heldDirs: map[string]bool{}}
 	res, err := fstree.Walk(s.Upper, fstree.Options{Sorted: true}, l.visit)
 	if err != nil {
@@ -133,6 +137,12 @@ func (l *lister) visit(e *fstree.Entry) bool {
 	if lerr != nil && !errors.Is(lerr, unix.ENOENT) && !errors.Is(lerr, unix.ENOTDIR) {
 		l.err = fmt.Errorf("reading the workspace at %s: %w", e.Rel, lerr)
 		return false
+	}
+	if p, ok := l.s.st.Promoted[e.Rel]; ok && e.IsDir() && inLower && low.IsDir() && p.Upper.MTime != e.MTime && opaque(e.Dirfd, e.Name) {
+		if err := l.opaqueDeletions(e); err != nil {
+			l.err = err
+			return false
+		}
 	}
 	if p, ok := l.s.st.Promoted[e.Rel]; ok && !fstree.Changed(p.Upper, e.Stamp) && (!inLower || !fstree.Changed(p.Lower, low) || e.IsDir()) {
 		return true // promoted already, untouched since

@@ -1,0 +1,77 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/agentbox/agentbox/internal/fstree"
+	"golang.org/x/sys/unix"
+)
+
+// markOpaque marks the upper directory rel, new in the sandbox's view and
+// just promoted into the workspace, as overlay-opaque.
+//
+// The overlay looked rel up when it had no lower directory, and keeps
+// that: the sandbox's deletions and renames inside it leave no whiteout,
+// as nothing below needs hiding. Once promotion gives the workspace the
+// same directory, those deletions would be invisible to the host (never
+// promoted) and the deleted entries would come back in the sandbox's view
+// when the kernel drops its cached lookup. Opaque, the directory means
+// the same to a cached and a fresh lookup (the upper directory alone),
+// and the host lists the workspace entries it lacks as deleted.
+//
+// The mark is overlay's own (user.overlay.opaque, read with userxattr);
+// it is set through a descriptor of the upper directory, never through a
+// path the sandbox could redirect. A mark that cannot be set leaves the
+// old behaviour.
+func (s *Stage) markOpaque(rel string) {
+	up, err := os.OpenRoot(s.Upper)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+	d, err := up.Open(rel)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	if fi, err := d.Stat(); err != nil || !fi.IsDir() {
+		return
+	}
+	_ = unix.Fsetxattr(int(d.Fd()), "user.overlay.opaque", []byte("y"), 0)
+}
+
+// opaqueDeletions lists, for a promoted opaque directory whose entries
+// changed since, the workspace entries it no longer has as deleted (a
+// deleted directory's entries follow in expandDeletions). Cost: one
+// directory of the workspace; deeper directories are compared when
+// their own entries change.
+func (l *lister) opaqueDeletions(e *fstree.Entry) error {
+	fd, err := unix.Open(filepath.Join(l.s.Lower, filepath.FromSlash(e.Rel)), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("reading the workspace at %s: %w", e.Rel, err)
+	}
+	defer unix.Close(fd)
+	names, err := fstree.ReadNames(fd)
+	if err != nil {
+		return fmt.Errorf("reading the workspace at %s: %w", e.Rel, err)
+	}
+	for _, name := range names {
+		_, err := fstree.Lstat(e.Dirfd, e.Name+"/"+name)
+		if err == nil {
+			continue // in the upper directory: the walk lists it
+		}
+		if !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("reading the staged changes at %s/%s: %w", e.Rel, name, err)
+		}
+		low, err := fstree.Lstat(fd, name)
+		if err != nil {
+			continue
+		}
+		l.out = append(l.out, StagedChange{Path: e.Rel + "/" + name, Change: "deleted", Type: typeOf(low), Bytes: low.Size, gone: low.IsDir()})
+	}
+	l.s.dirs[e.Rel] = e.Stamp
+	return nil
+}
