@@ -64,6 +64,7 @@ func (s *Session) Close(ctx context.Context, end End) (Closed, error) {
 		if res.PullErr = s.tools.PullChanges(ctx); res.PullErr != nil {
 			s.notice(res.PullErr.Error())
 		}
+		s.holdPulled(ctx, sess)
 		res.Files = s.changes(res.PullErr != nil)
 	} else {
 		s.discard()

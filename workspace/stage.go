@@ -60,6 +60,9 @@ type Stage struct {
 	// dirs are the promoted opaque directories whose entries List
 	// compared with the workspace: Promote records their stamps.
 	dirs map[string]fstree.Stamp
+	// tree: Upper is a whole tree (a real copy), not an overlay upper
+	// layer: what it lacks is absent, not the workspace's.
+	tree bool
 }
 
 // OpenStage opens (or creates) the staging records in state for the
@@ -323,6 +326,9 @@ func (l *lister) isGitDir(d string) bool {
 		rel := path.Join(d, name)
 		if st, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(l.s.Upper, filepath.FromSlash(rel))); err == nil {
 			return !st.Whiteout() && st.IsDir() == dir
+		}
+		if l.s.tree {
+			return false
 		}
 		st, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(l.s.Lower, filepath.FromSlash(rel)))
 		return err == nil && st.IsDir() == dir

@@ -32,7 +32,7 @@ func changesCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "stat", Usage: "list the changed files, not the diff"},
 			&cli.BoolFlag{Name: "all", Usage: "list applied, discarded and empty sessions too"},
-			&cli.BoolFlag{Name: "held", Usage: "a staged (rw) session: list the changes held back from the workspace, with the rule"},
+			&cli.BoolFlag{Name: "held", Usage: "list the changes held back from the workspace (a staged rw session, or a copy pulled back from Kubernetes), with the rule"},
 		},
 		Action: func(c *cli.Context) error {
 			store, err := copyStore()
@@ -46,7 +46,7 @@ func changesCommand() *cli.Command {
 			if err != nil {
 				return exitWith(exitUsage, err)
 			}
-			if cp.State == workspace.StateLive || cp.State == workspace.StateStaged {
+			if cp.State == workspace.StateLive || cp.State == workspace.StateStaged || c.Bool("held") {
 				return statStaged(c.App.Writer, cp, c.Bool("held"))
 			}
 			if c.Bool("stat") || cp.State != workspace.StatePending {
