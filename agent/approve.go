@@ -29,6 +29,9 @@ type Approval struct {
 	Approver  string // which approver answered, for the audit log
 	Note      string // shown to the model when denied
 	Prompt    string // the question as shown to the user, for the audit log
+	// Scope is how far the answer reaches: audit.ScopeOnce (also when
+	// empty), ScopeSession or ScopeWorkspace.
+	Scope string
 }
 
 // Approver answers the calls the policy says to ask about.
@@ -60,36 +63,41 @@ func (d DenyAll) Approve(context.Context, ApprovalRequest) (Approval, error) {
 	if by == audit.DecidedByFlag {
 		note = "the policy requires approval and the user denies all such requests (--approve deny)"
 	}
-	return Approval{Allow: false, DecidedBy: by, Approver: "deny-all", Note: note}, nil
+	scope := audit.ScopeOnce
+	if by == audit.DecidedByFlag {
+		scope = audit.ScopeSession // the flag answers every ask of the session
+	}
+	return Approval{Allow: false, DecidedBy: by, Approver: "deny-all", Note: note, Scope: scope}, nil
 }
 
 // Approve allows.
 func (AllowAll) Approve(context.Context, ApprovalRequest) (Approval, error) {
-	return Approval{Allow: true, DecidedBy: audit.DecidedByFlag, Approver: "allow-all"}, nil
+	return Approval{Allow: true, DecidedBy: audit.DecidedByFlag, Approver: "allow-all", Scope: audit.ScopeSession}, nil
 }
 
-// Prompt asks on a terminal: y (yes), n (no), r (no, and tell the model
-// why: the reason typed goes to the model), a (always: allow every later
-// call this rule asks about, for this session, and with Store, the shown
-// command prefixes for this workspace from now on). End of input denies.
-// A Prompt belongs to one session; it is not safe for concurrent use.
+// Prompt asks on a terminal. One key answers: y (yes, once), n (no,
+// once), r (no, and tell the model why: the reason typed goes to the
+// model), s (yes for this session), d (deny for this session: later asks
+// the same rule covers are denied without asking), a (always: with Store,
+// the shown command prefixes are saved for the workspace). The prompt
+// shows the rule s, d and a keep (answerRule) and where a saves it before
+// the user picks. End of input denies. A Prompt belongs to one session; it
+// is not safe for concurrent use.
 type Prompt struct {
-	// Store, when set, keeps "always" answers for the workspace and makes
-	// "always" available for commands no rule matched (as their exact
-	// command prefix).
+	// Store, when set, is the workspace's saved answers: calls they cover
+	// are allowed without asking (after this session's denials), and "a"
+	// saves to it.
 	Store ApprovalStore
 	// SingleKey, when set, switches the terminal to reading single keys
 	// (no Enter) and returns the function that switches it back; the CLI
 	// sets it on a terminal.
 	SingleKey func() (restore func())
 
-	in     *bufio.Reader
-	out    io.Writer
-	always map[string]bool
-	lines  chan lineRead // fed by one reader goroutine, started on first use
-	buf    []byte        // bytes read but not yet used
-	// prefixes answered "always" in this session
-	prefixes []string
+	in      *bufio.Reader
+	out     io.Writer
+	session sessionAnswers
+	lines   chan lineRead // fed by one reader goroutine, started on first use
+	buf     []byte        // bytes read but not yet used
 }
 
 type lineRead struct {
@@ -100,7 +108,7 @@ type lineRead struct {
 // NewPrompt returns a Prompt reading answers from in and writing questions
 // to out.
 func NewPrompt(in io.Reader, out io.Writer) *Prompt {
-	return &Prompt{in: bufio.NewReader(in), out: out, always: map[string]bool{}}
+	return &Prompt{in: bufio.NewReader(in), out: out}
 }
 
 // readLine waits for the next answer line or for ctx to end, so that
@@ -191,61 +199,28 @@ func rememberable(rule string) bool {
 func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (ap Approval, err error) {
 	var shown string
 	defer func() { ap.Prompt = shown }()
-	rule := req.Decision.Rule
-	// "always" covers a call only when every part that asks was allowed
-	// for the session: one remembered rule must not carry other commands
-	// of the same script with it.
-	asking := askRules(req.Decision)
-	parts := askParts(req.Decision)
-	if p.allRemembered(asking, parts) {
-		return Approval{Allow: true, DecidedBy: audit.DecidedBySessionRule, Approver: "interactive", Note: "always for " + strings.Join(asking, ", ")}, nil
+	if ap, ok := p.session.answer(req); ok {
+		return ap, nil
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "\nagentbox: the policy asks before this %s call:\n", req.Tool)
-	fmt.Fprintf(&b, "    %s\n", policy.Visible(req.Subject))
-	if rule != "" {
-		fmt.Fprintf(&b, "  rule:   %s", rule)
-		if req.Decision.Pattern != "" {
-			fmt.Fprintf(&b, " %q", req.Decision.Pattern)
-		}
-		b.WriteByte('\n')
+	if ap, ok := savedAnswer(p.Store, req); ok {
+		return ap, nil
 	}
-	if req.Decision.Why != "" {
-		fmt.Fprintf(&b, "  why:    %s\n", policy.Visible(req.Decision.Why))
+	rule := ruleFor(req)
+	canSave := p.Store != nil && len(rule.prefixes) > 0
+	text := p.question(req, rule, canSave)
+	keys := "y/n/r/d"
+	question := "Allow? [y]es once / [n]o / [r] no, and tell the model why"
+	if rule.broad() {
+		keys = "y/n/r/s/d"
+		question += " / [s] yes for this session"
 	}
-	if req.Decision.Reason != "" {
-		fmt.Fprintf(&b, "  reason: %s\n", policy.Visible(req.Decision.Reason))
+	if canSave {
+		keys = "y/n/r/s/a/d"
+		question += " / [a]lways in this workspace"
 	}
-	for _, part := range parts {
-		fmt.Fprintf(&b, "  asks:   %s  (%s)\n", policy.Visible(strings.Join(part.Argv, " ")), part.Rule)
-	}
-	// With a store, "always" remembers command prefixes for the workspace
-	// (also for commands no rule matched); without, named rules for the
-	// session.
-	var prefixes []string
-	if p.Store != nil && req.Tool == ToolExecuteBash && len(parts) > 0 {
-		for _, part := range parts {
-			prefixes = append(prefixes, rememberPrefix(part))
-		}
-	}
-	canRemember := len(asking) > 0
-	for _, r := range asking {
-		canRemember = canRemember && rememberable(r)
-	}
-	canRemember = canRemember || len(prefixes) > 0
-	keys := "y/n/r/a"
-	question := "Allow? [y]es / [n]o / [r] no, and tell the model why"
-	switch {
-	case len(prefixes) > 0:
-		question += fmt.Sprintf(" / [a]lways for %s in this workspace", policy.Visible(quoteAll(prefixes)))
-	case canRemember:
-		question += fmt.Sprintf(" / [a]lways for %s in this session", strings.Join(asking, ", "))
-	default:
-		keys = "y/n/r"
-	}
-	question += ": "
-	shown = b.String() + question
-	if _, err := io.WriteString(p.out, b.String()); err != nil {
+	question += " / [d]eny for this session: "
+	shown = text + question
+	if _, err := io.WriteString(p.out, text); err != nil {
 		return Approval{}, fmt.Errorf("writing the approval prompt: %w", err)
 	}
 	for range 3 {
@@ -258,50 +233,91 @@ func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (ap Approval,
 			fmt.Fprintln(p.out)
 			return Approval{}, context.Cause(ctx)
 		}
-		ans := strings.ToLower(strings.TrimSpace(line))
-		switch {
+		user := Approval{DecidedBy: audit.DecidedByUser, Approver: "interactive", Scope: audit.ScopeOnce}
+		switch ans := strings.ToLower(strings.TrimSpace(line)); {
 		case ans == "y" || ans == "yes":
-			return Approval{Allow: true, DecidedBy: audit.DecidedByUser, Approver: "interactive"}, nil
-		case (ans == "a" || ans == "always") && canRemember:
-			for _, r := range asking {
-				p.always[r] = true
+			user.Allow = true
+			return user, nil
+		case (ans == "s" || ans == "session") && rule.broad():
+			p.session.allow(rule)
+			user.Allow, user.Scope, user.Note = true, audit.ScopeSession, "yes for this session: "+rule.String()
+			return user, nil
+		case (ans == "a" || ans == "always") && canSave:
+			p.session.allow(rule)
+			user.Allow, user.Scope, user.Note = true, audit.ScopeWorkspace, "always in this workspace: "+rule.String()+", saved in "+p.Store.Where()
+			if serr := p.Store.Add(rule.prefixes); serr != nil {
+				fmt.Fprintf(p.out, "agentbox: could not save the answer for later sessions (allowed for this session only): %v\n", serr)
+				user.Scope, user.Note = audit.ScopeSession, "yes for this session (saving failed): "+rule.String()
 			}
-			note := "always for " + strings.Join(asking, ", ")
-			if len(prefixes) > 0 {
-				p.prefixes = append(p.prefixes, prefixes...)
-				note = "always in this workspace for " + quoteAll(prefixes)
-				if serr := p.Store.Add(prefixes); serr != nil {
-					fmt.Fprintf(p.out, "agentbox: could not save the answer for later sessions: %v\n", serr)
-				}
-			}
-			return Approval{Allow: true, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: note}, nil
+			return user, nil
+		case ans == "d" || ans == "deny":
+			p.session.deny(rule)
+			user.Scope = audit.ScopeSession
+			user.Note = "the user denied this for the rest of the session (" + rule.String() + "); do not ask again, do it another way or stop"
+			return user, nil
 		case ans == "n" || ans == "no":
-			return Approval{Allow: false, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: "the user declined"}, nil
+			user.Note = "the user declined"
+			return user, nil
 		case ans == "r":
 			fmt.Fprint(p.out, "Why not? (sent to the model): ")
 			why, rerr := p.readLine(ctx)
 			if ctx.Err() != nil {
 				return Approval{}, context.Cause(ctx)
 			}
-			note := "the user declined"
+			user.Note = "the user declined"
 			if w := strings.TrimSpace(why); w != "" {
-				note += " and says: " + w
+				user.Note += " and says: " + w
 			}
 			if rerr != nil && !errors.Is(rerr, io.EOF) {
 				return Approval{}, fmt.Errorf("reading the approval answer: %w", rerr)
 			}
-			return Approval{Allow: false, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: note}, nil
+			return user, nil
 		}
 		if err != nil {
 			fmt.Fprintln(p.out)
 			if errors.Is(err, io.EOF) {
-				return Approval{Allow: false, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: "the user gave no answer (end of input)"}, nil
+				user.Note = "the user gave no answer (end of input)"
+				return user, nil
 			}
 			return Approval{}, fmt.Errorf("reading the approval answer: %w", err)
 		}
 		fmt.Fprintf(p.out, "please answer %s\n", keys)
 	}
-	return Approval{Allow: false, DecidedBy: audit.DecidedByUser, Approver: "interactive", Note: "no valid answer"}, nil
+	return Approval{Allow: false, DecidedBy: audit.DecidedByUser, Approver: "interactive", Scope: audit.ScopeOnce, Note: "no valid answer"}, nil
+}
+
+// question is the text before the answer line: the call, the policy's
+// rule and reason, the asking commands, and the rule the session and
+// workspace answers keep, with where.
+func (p *Prompt) question(req ApprovalRequest, rule answerRule, canSave bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nagentbox: the policy asks before this %s call:\n", req.Tool)
+	fmt.Fprintf(&b, "    %s\n", policy.Visible(req.Subject))
+	if r := req.Decision.Rule; r != "" {
+		fmt.Fprintf(&b, "  rule:   %s", r)
+		if req.Decision.Pattern != "" {
+			fmt.Fprintf(&b, " %q", req.Decision.Pattern)
+		}
+		b.WriteByte('\n')
+	}
+	if req.Decision.Why != "" {
+		fmt.Fprintf(&b, "  why:    %s\n", policy.Visible(req.Decision.Why))
+	}
+	if req.Decision.Reason != "" {
+		fmt.Fprintf(&b, "  reason: %s\n", policy.Visible(req.Decision.Reason))
+	}
+	for _, part := range askParts(req.Decision) {
+		fmt.Fprintf(&b, "  asks:   %s  (%s)\n", policy.Visible(strings.Join(part.Argv, " ")), part.Rule)
+	}
+	if rule.broad() {
+		fmt.Fprintf(&b, "  [s]/[d] this session: %s (kept in memory until this session ends)\n", rule)
+	} else {
+		fmt.Fprintf(&b, "  [d] this session: %s (kept in memory until this session ends)\n", rule)
+	}
+	if canSave {
+		fmt.Fprintf(&b, "  [a] saves: %s in %s\n", rule, policy.Visible(p.Store.Where()))
+	}
+	return b.String()
 }
 
 func quoteAll(ss []string) string {
@@ -332,26 +348,4 @@ func askRules(d policy.Decision) []string {
 		add(d.Rule)
 	}
 	return out
-}
-
-// allRemembered reports whether "always" answers of this session cover
-// every asking part: by its named rule, or by a remembered prefix.
-func (p *Prompt) allRemembered(rules []string, parts []policy.Part) bool {
-	if len(rules) == 0 {
-		return false
-	}
-	if len(parts) == 0 {
-		for _, r := range rules {
-			if !p.always[r] || !rememberable(r) {
-				return false
-			}
-		}
-		return true
-	}
-	for _, part := range parts {
-		if !(p.always[part.Rule] && rememberable(part.Rule)) && matchPrefix(part.Argv, p.prefixes) == "" {
-			return false
-		}
-	}
-	return true
 }

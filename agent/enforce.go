@@ -78,7 +78,7 @@ func (t *Tools) approveExec(ctx context.Context, ask sandbox.ExecAsk) bool {
 	if t.approved[ask.Rule] {
 		err := t.record(&audit.Record{Event: audit.EventApproval, CallID: t.current, Tool: ToolExecuteBash,
 			Decision: policy.Allow.String(), Rule: ask.Rule, DecidedBy: "call-approval",
-			Reason: "the call was approved under this rule before it ran", Argv: ask.Argv, PID: ask.PID})
+			Reason: "the call was approved under this rule before it ran", Argv: ask.Argv, PID: ask.PID, Scope: audit.ScopeOnce})
 		return err == nil
 	}
 	if t.Learn {
@@ -102,7 +102,7 @@ func (t *Tools) approveExec(ctx context.Context, ask sandbox.ExecAsk) bool {
 	}
 	err = t.record(&audit.Record{Event: audit.EventApproval, CallID: t.current, Tool: ToolExecuteBash,
 		Decision: v.String(), Rule: ask.Rule, DecidedBy: ap.DecidedBy, Approver: ap.Approver,
-		Reason: ap.Note, Argv: ask.Argv, PID: ask.PID})
+		Reason: ap.Note, Argv: ask.Argv, PID: ask.PID, Scope: scopeOf(ap), Prompt: ap.Prompt})
 	return err == nil && ap.Allow
 }
 

@@ -265,7 +265,7 @@ func (t *Tools) call(ctx context.Context, callID, name, argsJSON string) Outcome
 		}
 		if err := t.record(&audit.Record{Event: audit.EventApproval, CallID: callID, Tool: name,
 			Decision: verdict.String(), Rule: dec.Rule, DecidedBy: ap.DecidedBy, Approver: ap.Approver, Reason: ap.Note,
-			Prompt: ap.Prompt}); err != nil {
+			Prompt: ap.Prompt, Scope: scopeOf(ap)}); err != nil {
 			o.Err = err
 			return t.finish(o)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/policy"
 )
 
@@ -17,6 +16,9 @@ type ApprovalStore interface {
 	Prefixes() []string
 	// Add remembers more prefixes.
 	Add(prefixes []string) error
+	// Where says where Add saves them (the file and the workspace), for
+	// the prompt to show before the user picks.
+	Where() string
 }
 
 // Remembered allows, without asking, an execute_bash call whose every
@@ -31,19 +33,8 @@ var _ Approver = Remembered{}
 
 // Approve allows remembered commands and asks Next about the rest.
 func (r Remembered) Approve(ctx context.Context, req ApprovalRequest) (Approval, error) {
-	if req.Tool == ToolExecuteBash && r.Store != nil {
-		parts := askParts(req.Decision)
-		prefixes := r.Store.Prefixes()
-		ok := len(parts) > 0
-		var matched []string
-		for _, part := range parts {
-			m := matchPrefix(part.Argv, prefixes)
-			ok = ok && m != ""
-			matched = append(matched, m)
-		}
-		if ok {
-			return Approval{Allow: true, DecidedBy: audit.DecidedBySessionRule, Approver: "remembered", Note: "always (saved for this workspace) for " + strings.Join(matched, ", ")}, nil
-		}
+	if ap, ok := savedAnswer(r.Store, req); ok {
+		return ap, nil
 	}
 	if r.Next == nil {
 		return DenyAll{}.Approve(ctx, req)

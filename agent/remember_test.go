@@ -13,6 +13,7 @@ type memStore struct{ p []string }
 
 func (m *memStore) Prefixes() []string   { return m.p }
 func (m *memStore) Add(p []string) error { m.p = append(m.p, p...); return nil }
+func (m *memStore) Where() string        { return "memory" }
 func askCmd(t *testing.T, cmd string) ApprovalRequest {
 	t.Helper()
 	d := policy.Default().Decide(policy.Action{Kind: policy.Command, Command: cmd})

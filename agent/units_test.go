@@ -149,25 +149,26 @@ func TestMemory(t *testing.T) {
 
 func TestPromptApprover(t *testing.T) {
 	var out strings.Builder
-	p := NewPrompt(strings.NewReader("maybe\na\n"), &out)
+	p := NewPrompt(strings.NewReader("maybe\ns\n"), &out)
 	req := ApprovalRequest{Tool: "execute_bash", Subject: "git push\u202e origin", Decision: decisionAsk("commands.ask[0]", "git push")}
 	ap, err := p.Approve(context.Background(), req)
 	if err != nil || !ap.Allow || ap.DecidedBy != "user" {
 		t.Fatalf("approval %+v %v", ap, err)
 	}
-	if !strings.Contains(out.String(), "git push<U+202E> origin") || !strings.Contains(out.String(), "please answer") || !strings.Contains(out.String(), "[a]lways for commands.ask[0]") {
+	if !strings.Contains(out.String(), "git push<U+202E> origin") || !strings.Contains(out.String(), "please answer") || !strings.Contains(out.String(), "[s] yes for this session") ||
+		!strings.Contains(out.String(), "this session: every call under rule commands.ask[0]") {
 		t.Errorf("prompt:\n%s", out.String())
 	}
-	// "always" remembers the rule for this session.
+	// "s" remembers the rule for this session.
 	ap, _ = p.Approve(context.Background(), req)
 	if !ap.Allow || ap.DecidedBy != "session-rule" {
 		t.Errorf("second approval %+v", ap)
 	}
 	// The catch-all default cannot be remembered; end of input denies.
 	out.Reset()
-	p = NewPrompt(strings.NewReader("a\n"), &out)
+	p = NewPrompt(strings.NewReader("s\n"), &out)
 	ap, _ = p.Approve(context.Background(), ApprovalRequest{Tool: "execute_bash", Subject: "make", Decision: decisionAsk("commands.default", "")})
-	if ap.Allow || strings.Contains(out.String(), "[a]lways") {
+	if ap.Allow || strings.Contains(out.String(), "[s] yes") || strings.Contains(out.String(), "[a]lways") {
 		t.Errorf("default rule: %+v\n%s", ap, out.String())
 	}
 }
@@ -207,11 +208,11 @@ func TestPromptObservesCancel(t *testing.T) {
 	}
 }
 
-// "always" for one rule does not approve a script whose other parts ask
-// under other rules.
+// "yes for this session" for one command prefix does not approve a script
+// whose other parts ask under other rules.
 func TestPromptAlwaysCoversOnlyItsRules(t *testing.T) {
 	pol := policy.Default()
-	p := NewPrompt(strings.NewReader("a\n"), io.Discard)
+	p := NewPrompt(strings.NewReader("s\n"), io.Discard)
 	ask := func(cmd string) Approval {
 		t.Helper()
 		d := pol.Decide(policy.Action{Kind: policy.Command, Command: cmd})
@@ -225,7 +226,7 @@ func TestPromptAlwaysCoversOnlyItsRules(t *testing.T) {
 		return ap
 	}
 	if ap := ask("git push origin x"); !ap.Allow {
-		t.Fatalf("answered a: %+v", ap)
+		t.Fatalf("answered s: %+v", ap)
 	}
 	if ap := ask("git push origin y"); !ap.Allow || ap.DecidedBy != "session-rule" {
 		t.Errorf("same rule again: %+v", ap)

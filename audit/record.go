@@ -45,6 +45,13 @@ const (
 	DecidedByNoTerminal  = "no-terminal" // ask, and no one could be asked
 )
 
+// How far an approval answer reaches (Record.Scope).
+const (
+	ScopeOnce      = "once"      // this call only
+	ScopeSession   = "session"   // this and later matching asks of the session, kept in memory
+	ScopeWorkspace = "workspace" // saved for the workspace (agentbox approvals)
+)
+
 // File change kinds (FileChange.Change).
 const (
 	ChangeAdded    = "added"
@@ -117,6 +124,10 @@ type Record struct {
 	// error / approval
 	Error    string `json:"error,omitempty"`
 	Approver string `json:"approver,omitempty"`
+	// approval: how far the answer reaches (ScopeOnce, ScopeSession,
+	// ScopeWorkspace); with Decision "deny" and ScopeSession, later
+	// identical asks of the session are denied without asking.
+	Scope string `json:"scope,omitempty"`
 
 	// exec_denied, alarm, and the programs of a tool_call result (see
 	// enforce.go)
@@ -267,6 +278,7 @@ func appendRecord(b []byte, r *Record, withMAC bool) ([]byte, error) {
 
 	b = optString(b, "error", r.Error)
 	b = optString(b, "approver", r.Approver)
+	b = optString(b, "scope", r.Scope)
 	b, err := appendExecInfo(b, r)
 	if err != nil {
 		return nil, err

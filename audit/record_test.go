@@ -19,7 +19,7 @@ func fullRecord() Record {
 		OutputSHA256: "os", OutputPreview: "op", Truncated: Ptr(true),
 		Step: 2, PromptTokens: 3, CompletionTokens: 4, TotalTokens: 7, FinishReason: "stop",
 		Status: "done", Steps: 5, Answer: "a", Files: []FileChange{{Path: "x", SHA256: "s", Bytes: 1, Change: ChangeAdded}},
-		Error: "e", Approver: "ap",
+		Error: "e", Approver: "ap", Scope: ScopeSession,
 		TaskID: "t1", Batch: "b1", Plan: []string{"a", "b"}, Text: "hello", Prompt: "Allow?", NetHost: "example.com", NetPort: 443,
 		NetAddr: "93.184.216.34:443", BytesUp: Ptr[int64](10), BytesDown: Ptr[int64](20),
 		NetMethod: "POST", NetPath: "/repos/x", NetStatus: 201, RuleText: "{host: x, action: allow}", Secret: "TOKEN", BodySHA256: "bs", OTLPDropped: 3,

@@ -108,7 +108,7 @@ func (z sanitizer) record(r *Record) (Record, error) {
 		&c.ImageID, &c.ContainerID, &c.Workspace, &c.WorkspaceMode, &c.Model,
 		&c.Version, &c.User, &c.Host, &c.CallID, &c.Tool, &c.Phase, &c.Decision,
 		&c.Rule, &c.DecidedBy, &c.Reason, &c.OutputSHA256, &c.OutputPreview,
-		&c.FinishReason, &c.Status, &c.Answer, &c.Error, &c.Approver,
+		&c.FinishReason, &c.Status, &c.Answer, &c.Error, &c.Approver, &c.Scope,
 		&c.TaskID, &c.Batch, &c.Text, &c.Prompt, &c.NetHost, &c.NetAddr,
 		&c.NetMethod, &c.NetPath, &c.RuleText, &c.Secret, &c.BodySHA256,
 	} {

@@ -87,7 +87,7 @@ func FormatRecord(rec *Record, color bool) string {
 		}
 	case EventApproval:
 		d = joinNonEmpty(clean(rec.CallID, 40), clean(rec.Tool, 30), ArgsSummary(rec.Tool, rec.Args),
-			"→ "+decisionWord(rec.Decision, paint), kv("by", clean(rec.Approver, 40)), quoteClean(rec.Reason, 80))
+			"→ "+decisionWord(rec.Decision, paint), kv("by", clean(rec.Approver, 40)), kv("scope", clean(rec.Scope, 20)), quoteClean(rec.Reason, 80))
 	case EventSessionEnd:
 		files := ""
 		if len(rec.Files) > 0 {

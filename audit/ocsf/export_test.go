@@ -58,7 +58,7 @@ func variedLog(t *testing.T) string {
 	add(audit.Record{Event: audit.EventExecDenied, CallID: "c3", Tool: "execute_bash", Decision: "deny", Rule: "commands.deny[2]",
 		Reason: "mount: denied", DecidedBy: audit.DecidedByExecutor, Argv: []string{"mount", "-t", "tmpfs"}, PID: 42, Exe: "/usr/bin/mount"})
 	add(audit.Record{Event: audit.EventApproval, CallID: "c3", Tool: "execute_bash", Decision: "allow", Rule: "commands.ask[0]",
-		DecidedBy: "user", Approver: "dev", Argv: []string{"git", "config", "-l"}, PID: 43})
+		DecidedBy: "user", Approver: "dev", Scope: audit.ScopeSession, Argv: []string{"git", "config", "-l"}, PID: 43})
 	add(audit.Record{Event: audit.EventAlarm, CallID: "c3", Tool: "execute_bash", Rule: "files.write.deny[0]", Path: ".git/hooks/pre-commit", What: "created", Action: "removed"})
 	add(res("c3", "execute_bash", 2, false))
 	add(dec("c4", "read_file", map[string]any{"path": "src/main.go"}, "allow", "files.read.allow[0]"))
@@ -66,7 +66,7 @@ func variedLog(t *testing.T) string {
 	add(dec("c5", "write_file", map[string]any{"path": "out.txt", "content": "x"}, "allow", "files.write.allow[0]"))
 	add(audit.Record{Event: audit.EventToolCall, Phase: audit.PhaseResult, CallID: "c5", Tool: "write_file", Decision: "deny", Rule: "files.write.deny[1]", Error: "resolves to .env", DecidedBy: audit.DecidedByPolicy})
 	add(dec("c6", "read_file", map[string]any{"path": ".env"}, "deny", "files.read.deny[0]"))
-	add(audit.Record{Event: audit.EventApproval, CallID: "c7", Tool: "execute_bash", Decision: "deny", Rule: "commands.ask[1]", DecidedBy: "no-terminal", Prompt: "curl example.com"})
+	add(audit.Record{Event: audit.EventApproval, CallID: "c7", Tool: "execute_bash", Decision: "deny", Rule: "commands.ask[1]", DecidedBy: "no-terminal", Scope: audit.ScopeOnce, Prompt: "curl example.com"})
 	add(dec("c7", "execute_bash", map[string]any{"command": "curl example.com"}, "deny", "commands.ask[1]"))
 	add(dec("c8", "execute_bash", map[string]any{"command": "sleep 99"}, "allow", "commands.allow[2]"))
 	add(res("c8", "execute_bash", 137, true))

@@ -35,6 +35,7 @@ func (x *exporter) approval(s *src) map[string]any {
 	e.unmapped("rule", rec.Rule)
 	e.unmapped("decided_by", rec.DecidedBy)
 	e.unmapped("note", rec.Reason)
+	e.unmapped("scope", rec.Scope)
 	return e.done()
 }
 

@@ -59,7 +59,7 @@ func checkMapping(t *testing.T, events []map[string]any) {
 	want(byMessage(events, "started: fix it"), "session start", "class_uid", 6002, "activity_id", 3, "device.container.uid", "c0ffee")
 	want(byMessage(events, "ended: ok"), "session end", "activity_id", 4, "status_id", 1)
 	want(byMessage(events, "model call"), "model call", "class_uid", 6003, "api.service.name", "gpt-4o-mini", "duration", 900)
-	want(byMessage(events, "dev allow"), "approval", "class_uid", 3005, "activity_id", 1, "user.name", "dev")
+	want(byMessage(events, "dev allow"), "approval", "class_uid", 3005, "activity_id", 1, "user.name", "dev", "unmapped.agentbox.scope", "session")
 	want(byMessage(events, "no-terminal deny"), "refused approval", "activity_id", 99)
 	for _, kind := range []string{"created", "unexpected_exec", "secret_misuse", "held_change"} {
 		ev := find(events, func(ev map[string]any) bool {

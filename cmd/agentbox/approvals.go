@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/sandbox"
@@ -16,8 +19,24 @@ import (
 )
 
 // approvalsFile holds, per workspace (absolute path), the command prefixes
-// the user answered "always" to at the approval prompt.
+// the user answered "always" to at the approval prompt, each with when it
+// was saved.
 const approvalsFile = "approvals.json"
+
+// savedApproval is one remembered prefix. Files written before prefixes
+// had a time hold bare strings; those read with a zero Saved.
+type savedApproval struct {
+	Prefix string    `json:"prefix"`
+	Saved  time.Time `json:"saved,omitzero"`
+}
+
+func (s *savedApproval) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		return json.Unmarshal(b, &s.Prefix)
+	}
+	type plain savedApproval
+	return json.Unmarshal(b, (*plain)(s))
+}
 
 // fileApprovals is agent.ApprovalStore for one workspace, kept in the
 // state directory.
@@ -27,15 +46,32 @@ type fileApprovals struct {
 
 var _ agent.ApprovalStore = (*fileApprovals)(nil)
 
-func (f *fileApprovals) read() map[string][]string {
-	m := map[string][]string{}
+func (f *fileApprovals) read() map[string][]savedApproval {
+	m := map[string][]savedApproval{}
 	if b, err := os.ReadFile(f.path); err == nil {
 		_ = json.Unmarshal(b, &m)
 	}
 	return m
 }
 
-func (f *fileApprovals) write(m map[string][]string) error {
+// update changes the file under an exclusive lock (two sessions saving at
+// once keep both answers).
+func (f *fileApprovals) update(change func(m map[string][]savedApproval) error) error {
+	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
+		return fmt.Errorf("saving approvals: %w", err)
+	}
+	lock, err := os.OpenFile(f.path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("saving approvals: %w", err)
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		return fmt.Errorf("saving approvals: locking %s: %w", lock.Name(), err)
+	}
+	m := f.read()
+	if err := change(m); err != nil {
+		return err
+	}
 	for k, v := range m {
 		if len(v) == 0 {
 			delete(m, k)
@@ -44,9 +80,6 @@ func (f *fileApprovals) write(m map[string][]string) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
-		return fmt.Errorf("saving approvals: %w", err)
 	}
 	tmp := f.path + ".tmp"
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
@@ -59,17 +92,30 @@ func (f *fileApprovals) write(m map[string][]string) error {
 }
 
 // Prefixes are this workspace's remembered prefixes.
-func (f *fileApprovals) Prefixes() []string { return f.read()[f.workspace] }
+func (f *fileApprovals) Prefixes() []string {
+	var out []string
+	for _, a := range f.read()[f.workspace] {
+		out = append(out, a.Prefix)
+	}
+	return out
+}
 
 // Add remembers prefixes for this workspace.
 func (f *fileApprovals) Add(prefixes []string) error {
-	m := f.read()
-	for _, p := range prefixes {
-		if !slices.Contains(m[f.workspace], p) {
-			m[f.workspace] = append(m[f.workspace], p)
+	now := time.Now().UTC().Truncate(time.Second)
+	return f.update(func(m map[string][]savedApproval) error {
+		for _, p := range prefixes {
+			if !slices.ContainsFunc(m[f.workspace], func(a savedApproval) bool { return a.Prefix == p }) {
+				m[f.workspace] = append(m[f.workspace], savedApproval{Prefix: p, Saved: now})
+			}
 		}
-	}
-	return f.write(m)
+		return nil
+	})
+}
+
+// Where is the file and the workspace, as the prompt shows them.
+func (f *fileApprovals) Where() string {
+	return f.path + " for workspace " + f.workspace
 }
 
 // approvalStore is the store of the command's workspace (--workspace, else
@@ -94,24 +140,6 @@ func approvalStore(c *cli.Context) (*fileApprovals, error) {
 	return &fileApprovals{path: filepath.Join(filepath.Dir(state), approvalsFile), workspace: abs}, nil
 }
 
-// singleKey puts the terminal on fd into reading single keys without echo
-// (signals still work: Ctrl-C interrupts) and returns how to restore it.
-func singleKey(fd int) func() (restore func()) {
-	return func() func() {
-		old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
-		if err != nil {
-			return func() {}
-		}
-		raw := *old
-		raw.Lflag &^= unix.ICANON | unix.ECHO
-		raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
-		if unix.IoctlSetTermios(fd, unix.TCSETS, &raw) != nil {
-			return func() {}
-		}
-		return func() { _ = unix.IoctlSetTermios(fd, unix.TCSETS, old) }
-	}
-}
-
 func approvalsCommand() *cli.Command {
 	wsFlag := &cli.StringFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "the workspace (default: current directory)"}
 	return &cli.Command{
@@ -119,69 +147,100 @@ func approvalsCommand() *cli.Command {
 		Usage: `list or remove the commands answered "always" at the approval prompt, per workspace`,
 		Subcommands: []*cli.Command{
 			{
-				Name:  "list",
-				Usage: "list the remembered command prefixes (--all: of every workspace)",
-				Flags: []cli.Flag{wsFlag, &cli.BoolFlag{Name: "all", Usage: "every workspace"}},
-				Action: func(c *cli.Context) error {
-					st, err := approvalStore(c)
-					if err != nil {
-						return exitWith(exitUsage, err)
-					}
-					m := st.read()
-					if !c.Bool("all") {
-						m = map[string][]string{st.workspace: m[st.workspace]}
-					}
-					keys := make([]string, 0, len(m))
-					for k := range m {
-						keys = append(keys, k)
-					}
-					sort.Strings(keys)
-					n := 0
-					for _, k := range keys {
-						for _, p := range m[k] {
-							fmt.Fprintf(c.App.Writer, "%s\t%s\n", k, p)
-							n++
-						}
-					}
-					if n == 0 {
-						fmt.Fprintln(c.App.ErrWriter, "no remembered approvals")
-					}
-					return nil
-				},
+				Name:   "list",
+				Usage:  "list the saved command prefixes with when they were saved (--all: of every workspace)",
+				Flags:  []cli.Flag{wsFlag, &cli.BoolFlag{Name: "all", Usage: "every workspace"}},
+				Action: listApprovals,
 			},
 			{
 				Name:      "remove",
-				Usage:     "forget remembered command prefixes of the workspace (--all: every one of it)",
+				Usage:     "forget saved command prefixes of the workspace (--all: every one of it)",
 				ArgsUsage: "PREFIX...",
 				Flags:     []cli.Flag{wsFlag, &cli.BoolFlag{Name: "all", Usage: "all of this workspace's"}},
-				Action: func(c *cli.Context) error {
-					st, err := approvalStore(c)
-					if err != nil {
-						return exitWith(exitUsage, err)
-					}
-					if c.NArg() == 0 && !c.Bool("all") {
-						return usageError{errors.New(`approvals remove needs a PREFIX (as listed: agentbox approvals list) or --all`)}
-					}
-					m := st.read()
-					have := m[st.workspace]
-					if c.Bool("all") {
-						m[st.workspace] = nil
-					}
-					for _, p := range c.Args().Slice() {
-						if !slices.Contains(have, p) {
-							return exitWith(exitFailed, fmt.Errorf("%q is not remembered for %s (see agentbox approvals list)", p, st.workspace))
-						}
-						m[st.workspace] = slices.DeleteFunc(m[st.workspace], func(s string) bool { return s == p })
-					}
-					return st.write(m)
-				},
+				Action:    removeApprovals,
 			},
 		},
 	}
 }
 
-// rememberingApprover allows the workspace's remembered commands and asks
-// about the rest on a terminal (single keys), or denies them without one.
+// listApprovals prints one line per saved prefix: workspace, rule, when
+// saved (agent-made text escaped).
+func listApprovals(c *cli.Context) error {
+	st, err := approvalStore(c)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	m := st.read()
+	if !c.Bool("all") {
+		m = map[string][]savedApproval{st.workspace: m[st.workspace]}
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	n := 0
+	for _, k := range keys {
+		for _, a := range m[k] {
+			if n == 0 {
+				fmt.Fprintln(tw, "WORKSPACE\tRULE\tSAVED")
+			}
+			saved := "(before times were kept)"
+			if !a.Saved.IsZero() {
+				saved = a.Saved.Local().Format(time.DateTime)
+			}
+			fmt.Fprintf(tw, "%s\tcommand prefix `%s`\t%s\n", vis(k), vis(a.Prefix), saved)
+			n++
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return exitWith(exitFailed, err)
+	}
+	if n == 0 {
+		fmt.Fprintln(c.App.ErrWriter, "no saved approvals")
+	}
+	fmt.Fprintf(c.App.ErrWriter, "(saved in %s; remove with agentbox approvals remove PREFIX)\n", st.path)
+	return nil
+}
+
+func removeApprovals(c *cli.Context) error {
+	st, err := approvalStore(c)
+	if err != nil {
+		return exitWith(exitUsage, err)
+	}
+	if c.NArg() == 0 && !c.Bool("all") {
+		return usageError{errors.New(`approvals remove needs a PREFIX (as listed: agentbox approvals list) or --all`)}
+	}
+	err = st.update(func(m map[string][]savedApproval) error {
+		if c.Bool("all") {
+			m[st.workspace] = nil
+		}
+		for _, p := range c.Args().Slice() {
+			p = strings.Trim(p, "`")
+			i := slices.IndexFunc(m[st.workspace], func(a savedApproval) bool { return a.Prefix == p })
+			if i < 0 && !c.Bool("all") {
+				return exitWith(exitFailed, fmt.Errorf("%q is not saved for %s (see agentbox approvals list)", p, st.workspace))
+			}
+			if i >= 0 {
+				m[st.workspace] = slices.Delete(m[st.workspace], i, i+1)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return err
+		}
+		return exitWith(exitFailed, err)
+	}
+	return nil
+}
+
+// rememberingApprover allows the workspace's saved commands and asks about
+// the rest on a terminal (single keys), or denies them without one (fail
+// closed: no terminal, no new allowance).
 func rememberingApprover(c *cli.Context, tty bool) (agent.Approver, error) {
 	st, err := approvalStore(c)
 	if err != nil {
@@ -191,7 +250,7 @@ func rememberingApprover(c *cli.Context, tty bool) (agent.Approver, error) {
 		return agent.Remembered{Store: st, Next: agent.DenyAll{}}, nil
 	}
 	p := agent.NewPrompt(os.Stdin, os.Stderr)
-	p.Store = st
+	p.Store = st // the prompt consults it after this session's denials
 	p.SingleKey = singleKey(int(os.Stdin.Fd()))
-	return agent.Remembered{Store: st, Next: p}, nil
+	return p, nil
 }

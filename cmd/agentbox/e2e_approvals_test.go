@@ -56,7 +56,8 @@ func (p *tmuxPane) wait(want string) string {
 	}
 }
 
-// "always" is one key, saved for the workspace, listable and removable;
+// "always" is one key, saved for the workspace (the prompt shows the
+// prefix and the file first), listable with when it was saved, removable;
 // "r" denies and sends the reason to the model (recorded in the audit).
 func TestApprovalsRemember(t *testing.T) {
 	testutil.RequireDocker(t)
@@ -65,13 +66,16 @@ func TestApprovalsRemember(t *testing.T) {
 	ab := abCmd{dir: dir, fullEnv: env}
 	cmd := "frobnicate-xyz --flag"
 	p := newTmuxPane(t, 160, dir, env, "exec", "--workspace", ws, "--", cmd)
-	p.wait("[a]lways for `frobnicate-xyz --flag` in this workspace")
+	pane := p.wait("[a]lways in this workspace")
+	if !strings.Contains(pane, "[a] saves: command prefix `frobnicate-xyz --flag` in ") || !strings.Contains(pane, "approvals.json for workspace") {
+		t.Fatalf("the prompt does not show the rule and where it is saved:\n%s", pane)
+	}
 	p.tmux("send-keys", "a") // one key, no Enter
 	if s := p.wait("EXIT="); !strings.Contains(s, "EXIT=127") {
 		t.Fatalf("approved once with a single key, the command runs (127: not found):\n%s", s)
 	}
 	r := ab.run(t, "approvals", "list", "--workspace", ws)
-	if r.code != 0 || !strings.Contains(r.stdout, "\t"+cmd+"\n") {
+	if r.code != 0 || !strings.Contains(r.stdout, "command prefix `"+cmd+"`") || !strings.Contains(r.stdout, time.Now().Format("2006-01-02")) {
 		t.Fatalf("approvals list: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	// Remembered: no terminal needed now, and longer commands with the prefix.

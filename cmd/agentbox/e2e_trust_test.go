@@ -87,3 +87,36 @@ func TestPolicyTrust(t *testing.T) {
 		t.Fatalf("a changed policy must be trusted again: %d %q", r.code, r.stderr)
 	}
 }
+
+// A ./agentbox.yaml whose secrets come from a command or a file on the
+// host names them in the trust refusal as what would run and be read on
+// this host; the command did not run.
+func TestTrustNamesHostSources(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran-on-host")
+	tokenFile := filepath.Join(dir, "token.txt")
+	writeFile(t, tokenFile, "file-value-12345\n", 0o600)
+	writeFile(t, filepath.Join(dir, "agentbox.yaml"), `version: 1
+sandbox: {network: proxy}
+network: {allow: [example.com]}
+secrets:
+  GH: {from: "command:touch `+marker+`", hosts: [example.com]}
+  NPM: {from: "file:`+tokenFile+`", hosts: [example.com]}
+`, 0o644)
+	r := abCmd{dir: dir, fullEnv: baseEnv(t)}.run(t, "exec", "--", "true")
+	for _, want := range []string{
+		"On this host, when a session starts, it would:",
+		"run the command touch " + marker + " as you (secrets.GH.from: command:)",
+		"read the file " + tokenFile + " (secrets.NPM.from: file:)",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the refusal does not say %q: %d\n%s", want, r.code, r.stderr)
+		}
+	}
+	if r.code != 2 {
+		t.Errorf("exit %d, want 2", r.code)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the secret's command ran on the host before the policy was trusted")
+	}
+}

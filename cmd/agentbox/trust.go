@@ -34,7 +34,8 @@ func checkTrust(c *cli.Context, p *policy.Policy) error {
 		return nil
 	}
 	why := looserThan(p, policy.Default())
-	if len(why) == 0 {
+	host := hostSources(p)
+	if len(why) == 0 && len(host) == 0 {
 		return nil
 	}
 	abs, err := filepath.Abs(p.Path)
@@ -49,7 +50,13 @@ func checkTrust(c *cli.Context, p *policy.Policy) error {
 	if trusted[abs] == p.SHA256 {
 		return nil
 	}
-	list := "\n  " + strings.Join(why, "\n  ") + "\n"
+	list := ""
+	if len(why) > 0 {
+		list = "\n  " + strings.Join(why, "\n  ") + "\n"
+	}
+	if len(host) > 0 {
+		list += "On this host, when a session starts, it would:\n  " + strings.Join(host, "\n  ") + "\n"
+	}
 	if !isTerminal(os.Stdin) || !isTerminal(os.Stderr) {
 		return exitWith(exitUsage, fmt.Errorf("%s is looser than the built-in default; it came with the current directory and is not trusted: run on a terminal to trust it once, or name it with --policy %s. What is looser:%s", abs, p.Path, list))
 	}
@@ -74,16 +81,35 @@ func looserThan(p, def *policy.Policy) []string {
 	r := policy.Within(p, def, nil)
 	var why []string
 	for _, f := range r.Looser {
-		why = append(why, f.String())
+		why = append(why, policy.Visible(f.String()))
 	}
 	for _, f := range r.Unproven {
-		why = append(why, "not proven: "+f.String())
+		why = append(why, "not proven: "+policy.Visible(f.String()))
 	}
 	const show = 8
 	if len(why) > show {
 		why = append(why[:show:show], fmt.Sprintf("and %d more (see: agentbox policy check %s --within default)", len(why)-show, p.Path))
 	}
 	return why
+}
+
+// hostSources names what the policy's secrets would run or read on this
+// host, outside the sandbox, when a session starts (secrets.NAME.from
+// command: and file:), every one: the file comes with the directory, and
+// these act on the host before any rule applies. They alone make a
+// policy need trust.
+func hostSources(p *policy.Policy) []string {
+	var out []string
+	for _, s := range p.Secrets() {
+		kind, arg, _ := strings.Cut(s.From, ":")
+		switch kind {
+		case "command":
+			out = append(out, fmt.Sprintf("run the command %s as you (secrets.%s.from: command:)", policy.Visible(arg), policy.Visible(s.Name)))
+		case "file":
+			out = append(out, fmt.Sprintf("read the file %s (secrets.%s.from: file:)", policy.Visible(arg), policy.Visible(s.Name)))
+		}
+	}
+	return out
 }
 
 func trustStorePath() (string, error) {

@@ -184,7 +184,7 @@ function eventView(l, fresh) {
       break;
     case "approval":
       cls += " ask";
-      body.push(el("div", {}, el("b", {}, r.tool || ""), " ", decisionBadge(r.decision), " ", el("span", { class: "muted" }, "approver " + (r.approver || "?") + (r.decided_by ? " (" + r.decided_by + ")" : "")), r.reason ? " · " + r.reason : ""));
+      body.push(el("div", {}, el("b", {}, r.tool || ""), " ", decisionBadge(r.decision), " ", el("span", { class: "muted" }, "approver " + (r.approver || "?") + (r.decided_by ? " (" + r.decided_by + ")" : "") + (r.scope ? " · scope " + r.scope : "")), r.reason ? " · " + r.reason : ""));
       if (r.prompt) body.push(el("pre", {}, r.prompt));
       break;
     case "net":
