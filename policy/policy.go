@@ -127,7 +127,7 @@ type SandboxSettings struct {
 	CPUs           float64
 	MemoryBytes    int64
 	Pids           int64
-	DiskBytes      int64 // what a copy-mode session may write (limits.disk)
+	DiskBytes      int64 // what a session may write, rw (staged) or copy (limits.disk)
 	DiskSet        bool  // limits.disk was written in the policy: fail closed if it cannot be enforced
 	CallTimeout    time.Duration
 	SessionTimeout time.Duration
