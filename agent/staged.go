@@ -18,7 +18,10 @@ type Promoter interface {
 	AfterCall(ctx context.Context, callID string) (*workspace.Checkpoint, error)
 }
 
-var _ Promoter = (*workspace.Live)(nil)
+var (
+	_ Promoter = (*workspace.Live)(nil)
+	_ Promoter = (*workspace.Copy)(nil)
+)
 
 // StageDecider decides staged changes by the policy's files.write rules:
 // the first deny glob that matches, or no allow glob. An allow glob
@@ -60,7 +63,7 @@ func (t *Tools) promote(ctx context.Context, o *Outcome) {
 		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n[agentbox held %d change(s) of this call: they did not reach the user's workspace and are gone from the sandbox. Do not try to make them another way.]\n", len(held))
+	fmt.Fprintf(&b, "\n[agentbox held %d change(s) of this call: they will not reach the user's workspace and are gone from the sandbox. Do not try to make them another way.]\n", len(held))
 	for i, c := range held {
 		o.Alarms = append(o.Alarms, sandbox.Alarm{Path: c.Path, What: "held", Action: "held", Rule: c.Held})
 		if i < maxListed {
@@ -81,8 +84,12 @@ func (t *Tools) recordCheckpoint(cp *workspace.Checkpoint, tool string) error {
 		}
 	}
 	if len(files) > 0 {
+		reason := fmt.Sprintf("checkpoint %d", cp.Seq)
+		if cp.Kept {
+			reason = fmt.Sprintf("checkpoint %d, kept in the copy for apply", cp.Seq)
+		}
 		if err := t.record(&audit.Record{Event: audit.EventChanges, CallID: cp.CallID, Tool: tool,
-			Reason: fmt.Sprintf("checkpoint %d", cp.Seq), Files: files}); err != nil {
+			Reason: reason, Files: files}); err != nil {
 			return err
 		}
 	}
@@ -103,6 +110,16 @@ func (t *Tools) FinishStaged(l *workspace.Live) (*workspace.Checkpoint, error) {
 		return nil, err
 	}
 	if cp != nil {
+		err = t.recordCheckpoint(cp, "")
+	}
+	return cp, err
+}
+
+// FinishKept decides the last changes of a copy-mode session (an overlay
+// copy) once its sandbox is gone, and records them (call id "end").
+func (t *Tools) FinishKept(c *workspace.Copy) (*workspace.Checkpoint, error) {
+	cp, err := c.DecideLast("end")
+	if err == nil && cp != nil {
 		err = t.recordCheckpoint(cp, "")
 	}
 	return cp, err

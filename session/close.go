@@ -58,6 +58,7 @@ func (s *Session) Close(ctx context.Context, end End) (Closed, error) {
 	if sess != nil && s.beforeClose != nil {
 		s.beforeClose(ctx, sess)
 	}
+	var stageErr error
 	if sess != nil {
 		// A workspace inside the sandbox comes back first, its refused
 		// changes recorded as alarms.
@@ -65,11 +66,14 @@ func (s *Session) Close(ctx context.Context, end End) (Closed, error) {
 			s.notice(res.PullErr.Error())
 		}
 		s.holdPulled(ctx, sess)
+		if err := s.keptChanges(ctx); err != nil {
+			stageErr = err
+			s.notice(err.Error())
+		}
 		res.Files = s.changes(res.PullErr != nil)
 	} else {
 		s.discard()
 	}
-	var stageErr error
 	if s.live != nil && sess != nil {
 		files, err := s.stagedChanges(ctx)
 		if err != nil {

@@ -285,7 +285,8 @@ func (s *Session) newCopy(overlay bool) error {
 		}
 	}
 	co := workspace.CopyOptions{Session: s.id, DiskBytes: s.o.Policy.Sandbox.DiskBytes, DiskRequired: s.o.Policy.Sandbox.DiskSet,
-		NoOverlay: !overlay, MaxCopyBytes: s.o.MaxCopyBytes, BoundInSandbox: s.caps.DiskBound}
+		NoOverlay: !overlay, MaxCopyBytes: s.o.MaxCopyBytes, BoundInSandbox: s.caps.DiskBound,
+		Decide: agent.StageDecider(s.o.Policy)}
 	if s.o.DiskBound != "" {
 		co.BoundInSandbox = s.o.DiskBound
 	}
@@ -302,6 +303,12 @@ func (s *Session) newCopy(overlay bool) error {
 	cp.Configure(&cfg)
 	s.cfg.Workspace, s.cfg.Overlay, s.cfg.WorkspaceMode, s.cfg.WorkspaceCopy = cfg.Workspace, cfg.Overlay, cfg.WorkspaceMode, cfg.WorkspaceCopy
 	s.cp = cp
+	s.tools.Staged = nil
+	if cp.Staging() != nil {
+		// An overlay: each call's changes are decided on the host (the
+		// pipeline's Staged step); the allowed ones stay for apply.
+		s.tools.Staged = cp
+	}
 	return nil
 }
 

@@ -62,3 +62,31 @@ func (s *Session) stagedChanges(ctx context.Context) ([]audit.FileChange, error)
 	}
 	return out, nil
 }
+
+// keptChanges closes the sandbox of a copy-mode session on an overlay
+// (nothing may run, kept background processes included, once the last
+// changes are decided) and decides its last changes: held ones leave the
+// copy, allowed ones stay for apply.
+func (s *Session) keptChanges(ctx context.Context) error {
+	if s.cp == nil || s.cp.Staging() == nil {
+		return nil
+	}
+	if sess := s.tools.Session; sess != nil && !s.external {
+		_ = sess.Close(ctx)
+	}
+	if _, err := s.tools.FinishKept(s.cp); err != nil {
+		return err
+	}
+	cps, err := s.cp.Staging().Checkpoints()
+	if err != nil {
+		return err
+	}
+	held := 0
+	for _, k := range cps {
+		held += len(k.HeldChanges())
+	}
+	if held > 0 {
+		s.notice(fmt.Sprintf("agentbox held %d change(s) the sandbox made (host hazards, files.write rules): they are not in the copy and will not be applied; review them with: agentbox changes %s --held", held, s.cp.Session))
+	}
+	return nil
+}

@@ -27,6 +27,10 @@ type CopyOptions struct {
 	// itself (Kubernetes: in the pod): a real copy then needs no bound of
 	// its own, and Describe says so.
 	BoundInSandbox string
+	// Decide decides an overlay copy's changes by the policy's
+	// files.write rules after every call (see Copy.AfterCall); nil: by
+	// the built-in host hazards alone.
+	Decide WriteDecider
 }
 
 // Copy is one session's copy of a workspace, in a Store: an overlay upper
@@ -38,6 +42,7 @@ type Copy struct {
 	disk   *disk  // the size-bounded filesystem of the upper layer, while mounted
 	noOvl  string // why no overlay
 	lost   string // why the copy misses changes (see MarkIncomplete)
+	stage  *Stage // an overlay's per-call decisions (Staging)
 }
 
 // MarkIncomplete records that the copy misses some of the session's
@@ -73,13 +78,16 @@ func (c *Copy) ChangedRoot() string {
 }
 
 // Configure points a sandbox configuration at the copy: an overlay mount
-// over the workspace, or the real copy mounted read-write.
+// over the workspace, or the real copy mounted read-write. An overlay is
+// staged: host code decides its changes after every call (AfterCall), so
+// the sandbox needs neither read-only masks for files.write nor an
+// effects walk of its own.
 func (c *Copy) Configure(cfg *sandbox.Config) {
 	cfg.WorkspaceMode = sandbox.WorkspaceRW
 	cfg.WorkspaceCopy = true
 	if c.Kind == KindOverlay {
 		cfg.Workspace = c.Workspace
-		cfg.Overlay = &sandbox.Overlay{Upper: c.Upper(), Work: c.OverlayWork(), Lower: c.OverlayLower()}
+		cfg.Overlay = &sandbox.Overlay{Upper: c.Upper(), Work: c.OverlayWork(), Lower: c.OverlayLower(), Staged: c.stage != nil}
 		return
 	}
 	cfg.Workspace = c.Tree()
@@ -89,9 +97,9 @@ func (c *Copy) Configure(cfg *sandbox.Config) {
 // Describe is one line for the terminal: what kind of copy, and the bound.
 func (c *Copy) Describe() string {
 	what := map[string]string{
-		KindOverlay: "a copy-on-write overlay of the workspace",
-		KindReflink: "a reflinked copy of the workspace (overlay unavailable: " + c.noOvl + ")",
-		KindCopy:    "a full copy of the workspace (overlay unavailable: " + c.noOvl + "; no reflinks on this filesystem)",
+		KindOverlay: "a copy-on-write overlay of the workspace (each call's changes decided on the host; held ones: agentbox changes " + c.Session + " --held)",
+		KindReflink: "a reflinked copy of the workspace (overlay unavailable: " + c.noOvl + "; a snapshot of the copy taken up front, changes checked in the sandbox after every call and decided at apply)",
+		KindCopy:    "a full copy of the workspace (overlay unavailable: " + c.noOvl + "; no reflinks on this filesystem; a snapshot of the copy taken up front, changes checked in the sandbox after every call and decided at apply)",
 	}[c.Kind]
 	return fmt.Sprintf("working on %s; disk bound: %s", what, c.DiskBound)
 }
@@ -128,7 +136,12 @@ func NewCopy(store Store, src string, o CopyOptions) (*Copy, error) {
 	}
 	if why == "" {
 		c.Kind = KindOverlay
-		err = c.makeUpper(src, o)
+		if err = c.makeUpper(src, o); err == nil {
+			c.stage, err = OpenStage(c.Upper(), src, c.StageDir(), o.Decide)
+		}
+		if c.stage != nil {
+			c.stage.Keep = true
+		}
 	} else {
 		err = c.makeTree(src, o, why)
 	}
@@ -228,9 +241,15 @@ func (c *Copy) Finish() ([]audit.FileChange, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.stage != nil {
+		removeScrub(c.Upper()) // what holding left behind, once the sandbox is gone
+	}
 	if c.disk != nil {
 		if err := c.moveOffDisk(); err != nil {
 			return nil, err
+		}
+		if c.stage != nil {
+			c.stage.Upper = c.Upper()
 		}
 	}
 	c.Meta.Changes = changes

@@ -37,11 +37,14 @@ func hostExecuted(p string) bool {
 func (c *Copy) Hazards() ([]StagedChange, error) {
 	var out []StagedChange
 	if c.Kind == KindOverlay {
-		st, err := OpenStage(c.Upper(), c.Workspace, c.StageDir(), nil)
-		if err != nil {
-			return nil, err
+		st := c.stage // the session's, with its files.write rules
+		if st == nil {
+			var err error
+			if st, err = OpenStage(c.Upper(), c.Workspace, c.StageDir(), nil); err != nil {
+				return nil, err
+			}
 		}
-		list, err := st.List()
+		list, err := st.ListAll()
 		if err != nil {
 			return nil, err
 		}

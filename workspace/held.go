@@ -58,6 +58,7 @@ func (p *promoter) hold() error {
 		}
 		moved[c.Path] = true
 		delete(p.s.st.Promoted, c.Path)
+		delete(p.s.st.Kept, c.Path)
 	}
 	return nil
 }

@@ -44,6 +44,7 @@ func NewLive(store Store, src string, o CopyOptions, decide WriteDecider) (*Live
 		}
 		return nil, fmt.Errorf("%w: rw mode stages the sandbox's writes in an overlay, which is unavailable here (%s); use --workspace-mode copy (a real copy, reviewed with agentbox changes/apply) or ro", sandbox.ErrConfig, why)
 	}
+	o.Decide = decide
 	c, err := NewCopy(store, src, o)
 	if err != nil {
 		return nil, err
@@ -52,11 +53,8 @@ func NewLive(store Store, src string, o CopyOptions, decide WriteDecider) (*Live
 		_ = c.Remove()
 		return nil, fmt.Errorf("%w: rw mode stages the sandbox's writes in an overlay, which is unavailable here (%s); use --workspace-mode copy (a real copy, reviewed with agentbox changes/apply) or ro", sandbox.ErrConfig, c.noOvl)
 	}
-	st, err := OpenStage(c.Upper(), c.Workspace, filepath.Join(c.Root, "stage"), decide)
-	if err != nil {
-		_ = c.Remove()
-		return nil, err
-	}
+	st := c.stage
+	st.Keep = false // rw promotes
 	c.State = StateLive
 	if err := c.save(); err != nil {
 		_ = c.Remove()

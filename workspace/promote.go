@@ -30,6 +30,9 @@ import (
 //
 // The result is the call's checkpoint (nil when nothing changed).
 func (s *Stage) Promote(callID string) (*Checkpoint, error) {
+	if s.Keep {
+		return s.keep(callID)
+	}
 	changes, err := s.List()
 	if err != nil {
 		return nil, err

@@ -63,6 +63,10 @@ type Stage struct {
 	// tree: Upper is a whole tree (a real copy), not an overlay upper
 	// layer: what it lacks is absent, not the workspace's.
 	tree bool
+	// Keep makes Promote keep the allowed changes in the upper directory
+	// (copy mode: they wait for agentbox apply) instead of writing them
+	// to the workspace; held changes are held all the same.
+	Keep bool
 }
 
 // OpenStage opens (or creates) the staging records in state for the
@@ -93,13 +97,19 @@ func OpenStage(upper, lower, state string, decide WriteDecider) (*Stage, error) 
 // directory descriptors of the host's own: nothing the sandbox does to
 // the upper directory (permissions, depth, symlinks, special files) can
 // hide an entry; what cannot be read makes the list fail.
-func (s *Stage) List() ([]StagedChange, error) {
+func (s *Stage) List() ([]StagedChange, error) { return s.list(false) }
+
+// ListAll is List including the changes a copy-mode stage kept already
+// (what agentbox apply would write), decided again.
+func (s *Stage) ListAll() ([]StagedChange, error) { return s.list(true) }
+
+func (s *Stage) list(all bool) ([]StagedChange, error) {
 	ownGit := false
 	if st, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(s.Lower, ".git")); err == nil && st.IsDir() {
 		ownGit = true
 	}
 	s.dirs = map[string]fstree.Stamp{}
-	l := &lister{s: s, ownGit: ownGit, gitDirs: map[string]bool{}, heldDirs: map[string]bool{}}
+	l := &lister{s: s, ownGit: ownGit, all: all, gitDirs: map[string]bool{}, heldDirs: map[string]bool{}}
 	res, err := fstree.Walk(s.Upper, fstree.Options{Sorted: true}, l.visit)
 	if err != nil {
 		return nil, fmt.Errorf("reading the staged changes in %s: %w", s.Upper, err)
@@ -126,6 +136,7 @@ func (s *Stage) List() ([]StagedChange, error) {
 type lister struct {
 	s       *Stage
 	ownGit  bool
+	all     bool // list kept entries too
 	out     []StagedChange
 	gitDirs map[string]bool // merged-view directories already checked: is it a git dir?
 	// heldDirs are the directories held so far (sorted order: parents
@@ -149,6 +160,9 @@ func (l *lister) visit(e *fstree.Entry) bool {
 	}
 	if p, ok := l.s.st.Promoted[e.Rel]; ok && !fstree.Changed(p.Upper, e.Stamp) && (!inLower || !fstree.Changed(p.Lower, low) || e.IsDir()) {
 		return true // promoted already, untouched since
+	}
+	if k, ok := l.s.st.Kept[e.Rel]; ok && !l.all && !fstree.Changed(k.Upper, e.Stamp) && (!inLower || !fstree.Changed(k.Lower, low) || e.IsDir()) {
+		return true // decided and kept already, untouched since
 	}
 	c := StagedChange{Path: e.Rel, Type: typeOf(e.Stamp), upper: e.Stamp, Bytes: e.Size}
 	switch {

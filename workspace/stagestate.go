@@ -22,6 +22,10 @@ type stageState struct {
 	// HeldBytes is what the held copies kept for review take so far
 	// (bounded by heldCopyBudget).
 	HeldBytes int64 `json:"held_bytes,omitempty"`
+	// Kept are the entries a copy-mode stage (Stage.Keep) decided and
+	// left in the upper directory for apply: unchanged since, they are
+	// not listed again.
+	Kept map[string]promotedEntry `json:"kept,omitempty"`
 }
 
 // promotedEntry is an upper entry already promoted: unchanged since (the
@@ -43,6 +47,9 @@ type Checkpoint struct {
 	After map[string]fstree.Stamp `json:"after,omitempty"`
 	// BeforeMode is the mode of entries whose mode alone changed.
 	BeforeMode map[string]uint32 `json:"before_mode,omitempty"`
+	// Kept: a copy-mode checkpoint; its allowed changes stayed in the
+	// copy (for agentbox apply), nothing reached the workspace.
+	Kept bool `json:"kept,omitempty"`
 }
 
 // Promoted lists the changes of the checkpoint that reached the workspace.
@@ -75,7 +82,7 @@ const (
 func (s *Stage) load() error {
 	b, err := os.ReadFile(filepath.Join(s.State, stageFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		s.st = stageState{Promoted: map[string]promotedEntry{}}
+		s.st = stageState{Promoted: map[string]promotedEntry{}, Kept: map[string]promotedEntry{}}
 		return nil
 	}
 	if err != nil {
@@ -86,6 +93,9 @@ func (s *Stage) load() error {
 	}
 	if s.st.Promoted == nil {
 		s.st.Promoted = map[string]promotedEntry{}
+	}
+	if s.st.Kept == nil {
+		s.st.Kept = map[string]promotedEntry{}
 	}
 	return nil
 }

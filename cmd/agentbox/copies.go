@@ -32,7 +32,7 @@ func changesCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "stat", Usage: "list the changed files, not the diff"},
 			&cli.BoolFlag{Name: "all", Usage: "list applied, discarded and empty sessions too"},
-			&cli.BoolFlag{Name: "held", Usage: "list the changes held back from the workspace (a staged rw session, or a copy pulled back from Kubernetes), with the rule"},
+			&cli.BoolFlag{Name: "held", Usage: "list the changes held back from the workspace (rw) or from the copy (copy mode, batch, a copy pulled back from Kubernetes), with the rule"},
 		},
 		Action: func(c *cli.Context) error {
 			store, err := copyStore()

@@ -111,5 +111,8 @@ func loadEndedStage(session string) (*workspace.Copy, *workspace.Stage, error) {
 	if cp.State == workspace.StateLive {
 		return nil, nil, exitWith(exitFailed, fmt.Errorf("session %s is still running (or was killed): end it first", cp.Session))
 	}
+	if cps, err := st.Checkpoints(); err == nil && len(cps) > 0 && cps[0].Kept {
+		return nil, nil, exitWith(exitUsage, fmt.Errorf("session %s worked on a copy: nothing of it reached the workspace; review it with agentbox changes, then apply or discard it", cp.Session))
+	}
 	return cp, st, nil
 }

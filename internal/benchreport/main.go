@@ -36,7 +36,12 @@ type row struct {
 func main() {
 	out := flag.String("o", "BENCHMARKS.md", "report file")
 	calls := flag.Int("calls", 300, "warm calls per measurement")
+	only := flag.String("only", "", "workspaces: measure only the workspace-size rows and print them (BENCHMARKS.md is not written)")
 	flag.Parse()
+	run := run
+	if *only == "workspaces" {
+		run = func(string, int) error { return onlyWorkspaces() }
+	}
 	if err := run(*out, *calls); err != nil {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
 		os.Exit(1)

@@ -23,6 +23,22 @@ const sixScript = `turns:
   - content: done
 `
 
+// onlyWorkspaces measures the workspace-size rows alone and prints them
+// as the report's table rows (benchreport -only workspaces).
+func onlyWorkspaces() error {
+	ctx := context.Background()
+	rt, err := docker.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer rt.Close(ctx)
+	rows, err := workspaceRows(ctx, rt, os.Getenv("AGENTBOX_BIN"))
+	for _, r := range rows {
+		fmt.Printf("| %s | %d | %s | %s | %s |\n", r.name, r.n, ms(r.median), ms(r.p90), r.note)
+	}
+	return err
+}
+
 // workspaceRows measures the same scripted run on a 10-file and a
 // 60,000-file workspace, in rw mode and in copy mode with --apply, and the
 // start of a batch task's sandbox (copy + container) on both.
@@ -85,7 +101,7 @@ func workspaceRows(ctx context.Context, rt *docker.Runtime, exe string) ([]row, 
 	}
 	var base time.Duration
 	for _, n := range sizes {
-		name := fmt.Sprintf("batch task start (overlay copy + sandbox + `true`), %d files", n)
+		name := fmt.Sprintf("batch task start (overlay copy + sandbox + `true` + host decision), %d files", n)
 		fmt.Fprintf(os.Stderr, "measuring %s (n=%d)\n", name, runs)
 		store := workspace.Store{Dir: filepath.Join(tmp, "batch")}
 		med, p90, err := measure(runs, func() error {
@@ -101,6 +117,10 @@ func workspaceRows(ctx context.Context, rt *docker.Runtime, exe string) ([]row, 
 				return err
 			}
 			_, err = s.Exec(ctx, sandbox.ExecRequest{Command: "true", Timeout: 10 * time.Second})
+			if err == nil {
+				// The host's decision after the call (copy mode stages).
+				_, err = cp.AfterCall(ctx, "bench")
+			}
 			if cerr := s.Close(ctx); err == nil {
 				err = cerr
 			}
