@@ -94,14 +94,14 @@ func TestCopyStagedAttacks(t *testing.T) {
 		t.Fatal("copy mode wrote into the workspace before apply")
 	}
 	audit, _ := os.ReadFile(log)
-	for _, want := range []string{`"event":"changes"`, `"action":"held"`, `hazard:git-repository`, `hazard:host-runs`, `hazard:git-config`, `kept in the copy`} {
+	for _, want := range []string{`"event":"changes"`, `"action":"held"`, `hazard:git-repository`, `hazard:host-runs`, `kept in the copy`} {
 		if !strings.Contains(string(audit), want) {
 			t.Errorf("audit log lacks %s", want)
 		}
 	}
 	sess := sessionOf(t, r.stderr)
 	st := ab.run(t, "changes", sess, "--held")
-	for _, want := range []string{"HELD", ".envrc", "src/refs", ".git/config"} {
+	for _, want := range []string{"HELD", ".envrc", "src/refs", "pkg/inner/HEAD", "etc-link"} {
 		if !strings.Contains(st.stdout, want) {
 			t.Errorf("changes --held lacks %s: %q %q", want, st.stdout, st.stderr)
 		}
