@@ -29,3 +29,23 @@ func (nopStepEvents) ModelText(int, string)           {}
 func (nopStepEvents) ToolStarted(int, string, string) {}
 
 var _ StepEvents = nopStepEvents{}
+
+// DeltaEvents is implemented by Events that show a streamed reply while
+// it arrives (the live line, --json-events). Run passes ModelDelta as
+// the model request's OnDelta when its Events implements it; it may be
+// called from another goroutine than the other events (the first
+// request runs while the sandbox starts).
+type DeltaEvents interface {
+	// ModelDelta reports what model step step's streamed reply added.
+	ModelDelta(step int, d Delta)
+}
+
+// onDelta is the OnDelta of model step step's request (nil when the
+// Events do not want deltas).
+func (r *runner) onDelta(step int) func(Delta) {
+	de, ok := r.ev.(DeltaEvents)
+	if !ok {
+		return nil
+	}
+	return func(d Delta) { de.ModelDelta(step, d) }
+}

@@ -18,7 +18,8 @@ type JSONEvents struct {
 	W      io.Writer
 	Redact func(string) string // nil = none
 
-	mu sync.Mutex
+	mu    sync.Mutex
+	delta deltaStream
 }
 
 var (
@@ -47,6 +48,7 @@ type jsonEvent struct {
 	Plan      []string `json:"plan,omitempty"`
 	PlanStep  int      `json:"plan_step,omitempty"`
 	Result    *Result  `json:"result,omitempty"`
+	Reset     bool     `json:"reset,omitempty"`
 }
 
 func (j *JSONEvents) emit(e jsonEvent) {
@@ -115,6 +117,7 @@ func (j *JSONEvents) Notice(msg string) { j.emit(jsonEvent{Event: "notice", Text
 
 // Finished emits "end" with the result.
 func (j *JSONEvents) Finished(step, maxSteps int, r Result) {
+	j.ModelDelta(0, Delta{End: true})
 	if r.FilesChanged == nil {
 		r.FilesChanged = []audit.FileChange{}
 	}

@@ -21,6 +21,9 @@ type liveLine struct {
 	done  chan struct{}
 	label string
 	start time.Time
+	// stream, when not 0, is the model step whose streamed reply the
+	// line shows as it arrives (see ModelDelta).
+	stream int
 }
 
 // liveTick is how often the elapsed time is redrawn.
@@ -31,12 +34,16 @@ const liveTick = 200 * time.Millisecond
 func (p *Printer) startLive(label string) { p.startLiveAt(label, time.Now()) }
 
 // startLiveAt is startLive counting from start.
-func (p *Printer) startLiveAt(label string, start time.Time) {
+func (p *Printer) startLiveAt(label string, start time.Time) { p.startLiveFor(label, start, 0) }
+
+// startLiveFor is startLiveAt showing the streamed reply of model step
+// stream (0: none).
+func (p *Printer) startLiveFor(label string, start time.Time, stream int) {
 	if !p.Live || p.Quiet {
 		return
 	}
 	p.stopLive()
-	l := &liveLine{stop: make(chan struct{}), done: make(chan struct{}), label: label, start: start}
+	l := &liveLine{stop: make(chan struct{}), done: make(chan struct{}), label: label, start: start, stream: stream}
 	p.mu.Lock()
 	p.live = l
 	p.mu.Unlock()
@@ -46,7 +53,7 @@ func (p *Printer) startLiveAt(label string, start time.Time) {
 		defer t.Stop()
 		for {
 			p.mu.Lock()
-			_, _ = io.WriteString(p.W, "\r\x1b[K"+p.paint(cDim, fitWidth(fmt.Sprintf("%s  %s", fmtElapsed(time.Since(start)), label), p.width())))
+			_, _ = io.WriteString(p.W, "\r\x1b[K"+p.paint(cDim, fitWidth(fmt.Sprintf("%s  %s%s", fmtElapsed(time.Since(start)), label, p.streamLabel(stream)), p.width())))
 			p.mu.Unlock()
 			select {
 			case <-l.stop:
@@ -84,7 +91,7 @@ func (p *Printer) HoldLive() (resume func()) {
 		return func() {}
 	}
 	p.stopLive()
-	return func() { p.startLiveAt(l.label, l.start) }
+	return func() { p.startLiveFor(l.label, l.start, l.stream) }
 }
 
 // LiveHolder is what HoldingLive pauses: *Printer.
@@ -141,7 +148,7 @@ func fmtElapsed(d time.Duration) string {
 
 // ModelRequest shows "waiting for the model" on the live line.
 func (p *Printer) ModelRequest(step, maxSteps int) {
-	p.startLive(fmt.Sprintf("[%d/%d] waiting for the model", step, maxSteps))
+	p.startLiveFor(fmt.Sprintf("[%d/%d] waiting for the model", step, maxSteps), time.Now(), step)
 }
 
 // ModelText is not printed: the answer is, at the end.

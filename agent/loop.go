@@ -288,7 +288,7 @@ func (r *runner) steps(ctx context.Context) (string, error) {
 		}
 		stepEvents(r.ev).ModelRequest(r.step, r.cfg.MaxSteps)
 		start := time.Now()
-		resp, err := r.complete(ctx, Request{Messages: r.msgs, Tools: r.defs, Step: r.step})
+		resp, err := r.complete(ctx, Request{Messages: r.msgs, Tools: r.defs, Step: r.step, OnDelta: r.onDelta(r.step)})
 		if r.step == 1 && !r.firstStart.IsZero() {
 			start = r.firstStart
 		}

@@ -41,6 +41,9 @@ type Request struct {
 	// Step is the loop's step number (0 for the planning call); models may
 	// use it in diagnostics.
 	Step int
+	// OnDelta, when set, is told what a streamed reply delivers as it
+	// arrives (it runs on the caller's goroutine, and should be quick).
+	OnDelta func(Delta)
 }
 
 // Usage counts the tokens of one completion.

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/textutil"
@@ -26,6 +29,8 @@ const (
 	EnvAPIKey  = "OPENAI_API_KEY"
 	EnvBaseURL = "OPENAI_BASE_URL"
 	EnvModel   = "OPENAI_MODEL"
+	// EnvStream set to off (or 0, false, no) turns streaming off.
+	EnvStream = "AGENTBOX_STREAM"
 )
 
 // Config configures the OpenAI-compatible model client.
@@ -37,15 +42,21 @@ type Config struct {
 	Retry          RetryPolicy
 	// HTTPClient is the transport; nil = a fresh http.Client.
 	HTTPClient *http.Client
+	// NoStream turns streaming off: every reply is asked for whole. By
+	// default replies are streamed (stream: true), and the client falls
+	// back to whole replies for the rest of its life when the endpoint
+	// refuses a streamed request or answers it with plain JSON.
+	NoStream bool
 }
 
 // ConfigFromEnv reads OPENAI_API_KEY, OPENAI_BASE_URL and OPENAI_MODEL
 // (flags override the fields afterwards).
 func ConfigFromEnv(getenv func(string) string) Config {
 	return Config{
-		APIKey:  strings.TrimSpace(getenv(EnvAPIKey)),
-		BaseURL: strings.TrimSpace(getenv(EnvBaseURL)),
-		Model:   strings.TrimSpace(getenv(EnvModel)),
+		APIKey:   strings.TrimSpace(getenv(EnvAPIKey)),
+		BaseURL:  strings.TrimSpace(getenv(EnvBaseURL)),
+		Model:    strings.TrimSpace(getenv(EnvModel)),
+		NoStream: slices.Contains([]string{"off", "0", "false", "no"}, strings.ToLower(strings.TrimSpace(getenv(EnvStream)))),
 	}
 }
 
@@ -58,6 +69,9 @@ type OpenAI struct {
 	key     string
 	timeout time.Duration
 	retry   RetryPolicy
+	// stream: replies are asked for as a stream; cleared for good when
+	// the endpoint shows it does not stream.
+	stream atomic.Bool
 }
 
 var _ Model = (*OpenAI)(nil)
@@ -87,6 +101,7 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 		timeout: cfg.RequestTimeout,
 		retry:   cfg.Retry,
 	}
+	m.stream.Store(!cfg.NoStream)
 	if m.model == "" {
 		m.model = DefaultModel
 	}
@@ -99,9 +114,20 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 // Name is the model name sent to the endpoint.
 func (m *OpenAI) Name() string { return m.model }
 
-// Complete sends one chat completion, retrying transient failures.
+// Streaming reports whether replies are asked for as a stream (false
+// once the endpoint has shown it does not stream).
+func (m *OpenAI) Streaming() bool { return m.stream.Load() }
+
+// Complete sends one chat completion, retrying transient failures. It
+// streams the reply when it may (see Config.NoStream), telling
+// req.OnDelta what arrives.
 func (m *OpenAI) Complete(ctx context.Context, req Request) (Response, error) {
-	return m.retry.Do(ctx, func(ctx context.Context) (Response, error) { return m.once(ctx, req) })
+	return m.retry.Do(ctx, func(ctx context.Context) (Response, error) {
+		if !m.stream.Load() {
+			return m.once(ctx, req)
+		}
+		return m.streamOnce(ctx, req)
+	})
 }
 
 func (m *OpenAI) once(ctx context.Context, req Request) (Response, error) {
@@ -123,8 +149,13 @@ func (m *OpenAI) once(ctx context.Context, req Request) (Response, error) {
 		}
 		return Response{}, m.classify(err, h)
 	}
+	return m.reply(resp, h.status())
+}
+
+// reply is the Response of a whole (not streamed) completion.
+func (m *OpenAI) reply(resp openai.ChatCompletionResponse, status int) (Response, error) {
 	if len(resp.Choices) == 0 {
-		return Response{}, &ModelError{Kind: ErrModelUnavailable, Status: h.status(), Msg: "the reply has no choices"}
+		return Response{}, &ModelError{Kind: ErrModelUnavailable, Status: status, Msg: "the reply has no choices"}
 	}
 	ch := resp.Choices[0]
 	msg := ch.Message
@@ -173,7 +204,7 @@ func (m *OpenAI) classify(err error, h *httpHint) error {
 		me.Kind = ErrModelUnavailable
 	case s >= 400:
 		me.Kind = ErrModelRequest
-		me.Hint = "the endpoint does not accept this request; check the model name and that it supports tool calls"
+		me.Hint = "the endpoint does not accept this request; check the model name and that it supports tool calls (and streaming: --no-stream or " + EnvStream + "=off turns it off)"
 	}
 	return me
 }
@@ -198,6 +229,11 @@ type httpHint struct {
 	header http.Header
 	at     time.Time
 	body   *cappedBuffer // the start of a 2xx body, to explain a reply that does not decode
+	// stream is set for a streamed request: sse watches its body for
+	// [DONE], and raw is the body, to read a plain JSON reply in full.
+	stream bool
+	sse    *sseWatch
+	raw    io.Reader
 }
 
 func (d hintDoer) Do(req *http.Request) (*http.Response, error) {
@@ -207,7 +243,13 @@ func (d hintDoer) Do(req *http.Request) (*http.Response, error) {
 		h.code, h.header, h.at = resp.StatusCode, resp.Header.Clone(), time.Now()
 		if resp.StatusCode/100 == 2 && resp.Body != nil {
 			h.body = &cappedBuffer{max: maxKeptBody}
-			resp.Body = teeBody{resp.Body, h.body}
+			var w io.Writer = h.body
+			if h.stream {
+				h.sse = &sseWatch{}
+				w = io.MultiWriter(h.body, h.sse)
+			}
+			resp.Body = teeBody{resp.Body, w}
+			h.raw = resp.Body
 		}
 		h.mu.Unlock()
 	}

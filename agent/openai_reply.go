@@ -70,15 +70,24 @@ func (t teeBody) Read(p []byte) (int, error) {
 // reply carried, when the body is JSON; nil when the failure is something
 // else (a network error, a body that is not JSON: those may be transient).
 func (m *OpenAI) undecodable(err error, h *httpHint) *ModelError {
-	var te *json.UnmarshalTypeError
 	h.mu.Lock()
 	status, buf := h.code, h.body
 	h.mu.Unlock()
-	if status/100 != 2 || buf == nil || !errors.As(err, &te) {
+	if status/100 != 2 || buf == nil {
 		return nil
 	}
 	body, cut := buf.bytes()
-	if cut || !json.Valid(body) {
+	if cut {
+		return nil
+	}
+	return m.wrongReply(err, status, body)
+}
+
+// wrongReply is undecodable for a whole body: nil unless err is a JSON
+// type error and body is JSON.
+func (m *OpenAI) wrongReply(err error, status int, body []byte) *ModelError {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) || !json.Valid(body) {
 		return nil
 	}
 	why := fmt.Sprintf("field %q is a JSON %s where the chat-completions API has a %s", te.Field, te.Value, te.Type)

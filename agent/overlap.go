@@ -28,7 +28,7 @@ func (r *runner) startSandbox(ctx context.Context) error {
 	var cancel context.CancelFunc
 	if !r.cfg.Plan {
 		r.msgs = r.firstMessages()
-		req := Request{Messages: append([]Message(nil), r.msgs...), Tools: r.defs, Step: 1}
+		req := Request{Messages: append([]Message(nil), r.msgs...), Tools: r.defs, Step: 1, OnDelta: r.onDelta(1)}
 		var mctx context.Context
 		mctx, cancel = context.WithCancel(ctx)
 		r.first = make(chan modelReply, 1)

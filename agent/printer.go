@@ -67,8 +67,9 @@ type Printer struct {
 	Live  bool
 	Width func() int
 
-	mu   sync.Mutex
-	live *liveLine
+	mu       sync.Mutex
+	live     *liveLine
+	streamed streamView
 }
 
 const (

@@ -203,3 +203,14 @@ func endsToken(b []byte) bool {
 	c := b[len(b)-1]
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || strings.IndexByte("_-+/=~", c) >= 0
 }
+
+// discard drops what is held back and stops the timer; later writes fail.
+func (r *redactStream) discard() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	r.buf = nil
+}

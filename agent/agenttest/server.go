@@ -37,6 +37,19 @@ type Reply struct {
 	Body string
 	// Delay is waited before answering (the request's context ends it).
 	Delay time.Duration
+
+	// To a streamed request (stream: true) the reply is sent as SSE
+	// chunks: content and tool-call arguments cut every ChunkBytes bytes
+	// (default 5; never inside a character), the fragments of several
+	// tool calls interleaved when Interleave is set, usage in a last
+	// chunk when the request asked for it, then data: [DONE]. Cut ends
+	// the stream half-way (no finish_reason, no [DONE]); Stream, when
+	// set, is sent verbatim as the SSE body. Body is sent as it is to a
+	// streamed request too (a plain JSON answer).
+	ChunkBytes int
+	Interleave bool
+	Cut        bool
+	Stream     string
 }
 
 // Call is one tool call of a Reply. Args is sent verbatim as the
@@ -84,6 +97,10 @@ type Server struct {
 	// Key, when set, is the API key the server expects; requests with
 	// another bearer token get 401.
 	Key string
+	// RejectStream answers every streamed request with 400 (an endpoint
+	// that does not stream); PlainToStream answers them with plain JSON
+	// (one that ignores stream: true). Set them before the first request.
+	RejectStream, PlainToStream bool
 
 	mu      sync.Mutex
 	replies []Reply
@@ -150,6 +167,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("agenttest: all %d scripted replies were used", n))
 		return
 	}
+	if rec.Request.Stream && s.RejectStream {
+		s.mu.Unlock()
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "stream is not supported")
+		return
+	}
 	rep := s.replies[s.served]
 	s.served++
 	s.mu.Unlock()
@@ -163,6 +185,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	if rep.RetryAfter != "" {
 		w.Header().Set("Retry-After", rep.RetryAfter)
+	}
+	if rep.Stream != "" && rec.Request.Stream {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, rep.Stream)
+		return
 	}
 	if rep.Body != "" {
 		w.Header().Set("Content-Type", "application/json")
@@ -202,6 +229,14 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	if ct == 0 {
 		ct = 10
+	}
+	if rec.Request.Stream && !s.PlainToStream {
+		var usage *openai.Usage
+		if o := rec.Request.StreamOptions; o != nil && o.IncludeUsage {
+			usage = &openai.Usage{PromptTokens: pt, CompletionTokens: ct, TotalTokens: pt + ct}
+		}
+		writeStream(w, rep, msg, fr, usage)
+		return
 	}
 	resp := openai.ChatCompletionResponse{
 		ID: fmt.Sprintf("chatcmpl-%d", s.Served()), Object: "chat.completion", Created: time.Now().Unix(),
