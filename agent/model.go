@@ -6,7 +6,8 @@
 // audit log before it runs and again with its result.
 //
 // The pieces, one file each: Model and its implementations (openai.go,
-// scripted.go, retry.go), the tool definitions and the call pipeline
+// openai_stream.go and the stream assembler stream.go, scripted.go,
+// retry.go), the tool definitions and the call pipeline
 // (tools.go, registry.go), the loop (loop.go) with its context budget
 // (budget.go), approvals (approve.go), planning (plan.go), per-workspace
 // memory (memory.go), project instructions and the system prompt

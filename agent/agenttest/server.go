@@ -1,7 +1,8 @@
 // Package agenttest provides a fake OpenAI-compatible chat-completions
 // server for tests: it answers POST /v1/chat/completions with scripted
 // replies (assistant content, tool calls, usage) or scripted failures (429
-// with Retry-After, 5xx, 401, malformed bodies), and records every request
+// with Retry-After, 5xx, 401, malformed bodies), as SSE chunks when the
+// request streams (stream: true), and records every request
 // so tests can check what the real go-openai client sent.
 package agenttest
 

@@ -41,6 +41,7 @@ func batchCommand() *cli.Command {
 			&cli.StringFlag{Name: "executor", Hidden: true, EnvVars: []string{"AGENTBOX_EXECUTOR"}},
 			&cli.StringFlag{Name: "model", Usage: "model for tasks without model: or script: (default: $OPENAI_MODEL, else " + agent.DefaultModel + ")"},
 			&cli.StringFlag{Name: "base-url", Usage: "OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else OpenAI)"},
+			noStreamFlag(),
 			&cli.IntFlag{Name: "max-steps", Value: agent.DefaultMaxSteps, Usage: "model calls per task without max_steps:"},
 			&cli.DurationFlag{Name: "timeout", Usage: "session timeout per task without timeout: (default: the policy's sandbox.timeouts.session)"},
 			&cli.StringFlag{Name: "approve", Value: "deny", Usage: "answer to the policy's ask: deny or allow (nobody is asked in a batch)"},
@@ -121,6 +122,9 @@ func batchAction(c *cli.Context) error {
 	}
 	if v := c.String("base-url"); v != "" {
 		mc.BaseURL = v
+	}
+	if c.Bool("no-stream") {
+		mc.NoStream = true
 	}
 	cfg := batch.Config{
 		Tasks: tasks, Output: c.String("output"), Concurrency: c.Int("concurrency"),

@@ -24,6 +24,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "model", Usage: "model name (default: $OPENAI_MODEL, else " + agent.DefaultModel + ")"},
 			&cli.StringFlag{Name: "base-url", Usage: "OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else OpenAI)"},
 			&cli.StringFlag{Name: "script", Usage: "replay a YAML file of assistant turns instead of calling a model"},
+			noStreamFlag(),
 			&cli.IntFlag{Name: "max-steps", Value: agent.DefaultMaxSteps, Usage: "stop after this many model calls (exit 3)"},
 			&cli.IntFlag{Name: "max-calls-per-turn", Value: agent.DefaultMaxCallsPerTurn, Usage: "run at most this many tool calls of one model turn; the model is told about the rest"},
 			&cli.DurationFlag{Name: "timeout", Usage: "session timeout (default: the policy's sandbox.timeouts.session)"},
@@ -35,7 +36,7 @@ func runCommand() *cli.Command {
 			&cli.BoolFlag{Name: "apply", Usage: "with copy: apply the copy's changes to the workspace at the end, unless the workspace changed meanwhile"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the final answer"},
 			&cli.BoolFlag{Name: "json", Usage: "print only one final JSON object on stdout (status, answer, steps, tokens, session, files changed)"},
-			&cli.BoolFlag{Name: "json-events", Usage: "stream one JSON event per line on stdout (step, model_text, tool_started, tool_call, notice, end)"},
+			&cli.BoolFlag{Name: "json-events", Usage: "stream one JSON event per line on stdout (step, model_text, model_delta, tool_started, tool_call, notice, end)"},
 		),
 		Action: func(c *cli.Context) error {
 			task := strings.TrimSpace(strings.Join(c.Args().Slice(), " "))
@@ -189,10 +190,18 @@ func newModel(c *cli.Context, printer *agent.Printer) (agent.Model, string, erro
 	if v := c.String("base-url"); v != "" {
 		mc.BaseURL = v
 	}
+	if c.Bool("no-stream") {
+		mc.NoStream = true
+	}
 	mc.Retry.OnRetry = printer.Retry
 	m, name, err := agent.NewModel(spec)
 	if err != nil {
 		return nil, "", exitWith(exitUsage, err)
 	}
 	return m, name, nil
+}
+
+// noStreamFlag turns off streamed model replies.
+func noStreamFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "no-stream", Usage: "ask the model for whole replies, not streamed ones (also " + agent.EnvStream + "=off); by default replies stream, and agentbox stops streaming by itself when the endpoint refuses it"}
 }
