@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -93,11 +94,8 @@ func (s *Stage) scrubOut(up *os.Root, rel, keep, tag string) error {
 	// writes a held file to its disk bound on every call would otherwise
 	// fill the host's disk through held/.
 	if n := treeBytes(filepath.Join(scrub, tag)); s.st.HeldBytes+n <= heldCopyBudget {
-		if err := os.MkdirAll(filepath.Dir(keep), 0o700); err == nil {
-			// cp -a copies links as links and never follows one.
-			if exec.Command("cp", "-a", "--reflink=auto", "--", filepath.Join(scrub, tag), keep).Run() == nil {
-				s.st.HeldBytes += n
-			}
+		if err := os.MkdirAll(filepath.Dir(keep), 0o700); err == nil && keepCopy(sfd, tag, filepath.Join(scrub, tag), keep) == nil {
+			s.st.HeldBytes += n
 		}
 	}
 	cutAt(sfd, tag)
@@ -114,6 +112,45 @@ func (s *Stage) scrubOut(up *os.Root, rel, keep, tag string) error {
 	// which nothing promotes, and goes with the session.
 	_ = fstree.RemoveAll(sfd, tag)
 	return nil
+}
+
+// keepCopy copies the scrubbed entry tag (at path p) to keep: a regular
+// file or a symlink in process (the common case, no fork), anything else
+// with cp -a, which copies links as links and never follows one.
+func keepCopy(sfd int, tag, p, keep string) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(sfd, tag, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return err
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		buf := make([]byte, unix.PathMax)
+		n, err := unix.Readlinkat(sfd, tag, buf)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(string(buf[:n]), keep)
+	case unix.S_IFREG:
+		fd, err := unix.Openat(sfd, tag, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		in := os.NewFile(uintptr(fd), p)
+		defer in.Close()
+		out, err := os.OpenFile(keep, os.O_WRONLY|os.O_CREATE|os.O_EXCL, os.FileMode(st.Mode&0o777))
+		if err != nil {
+			return err
+		}
+		_, err = io.CopyN(out, in, st.Size) // what it held when renamed out
+		if errors.Is(err, io.EOF) {
+			err = nil // cut meanwhile by a writer in the sandbox: what was there
+		}
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	return exec.Command("cp", "-a", "--reflink=auto", "--", p, keep).Run()
 }
 
 // cutAt truncates the regular file name in dirfd to nothing and takes

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbox/agentbox/internal/fstree"
 )
 
 // TestHeldGoneFromCachedView: the sandbox looked a held file and a held
@@ -135,4 +137,56 @@ func tree(t *testing.T, root string) string {
 		t.Fatal(err)
 	}
 	return strings.Join(out, " ")
+}
+
+// TestPromoteReadsOnlyTheUpperLayer: between the listing and the copy,
+// the sandbox swaps a staged directory for a symlink to a host directory
+// holding a file of the same name: promotion refuses to read through it,
+// and the host's file never reaches the workspace.
+func TestPromoteReadsOnlyTheUpperLayer(t *testing.T) {
+	lower, upper, state := stageDirs(t, map[string]string{"keep": "k"})
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(upper, "a", "secret"), "staged")
+	changes, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := t.TempDir()
+	writeFile(t, filepath.Join(host, "secret"), "HOST SECRET")
+	if err := os.RemoveAll(filepath.Join(upper, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(host, filepath.Join(upper, "a")); err != nil {
+		t.Fatal(err)
+	}
+	low, err := os.OpenRoot(lower)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer low.Close()
+	up, err := os.OpenRoot(upper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	p := &promoter{s: s, low: low, up: up, before: filepath.Join(state, "before", "1"),
+		cp: &Checkpoint{Seq: 1, After: map[string]fstree.Stamp{}, BeforeMode: map[string]uint32{}}}
+	found := false
+	for i := range changes {
+		if changes[i].Path == "a/secret" {
+			found = true
+			if err := p.one(&changes[i]); err == nil {
+				t.Error("promotion read a/secret through the swapped-in symlink")
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("a/secret not listed: %+v", changes)
+	}
+	if got := readOr(filepath.Join(lower, "a", "secret")); strings.Contains(got, "HOST") {
+		t.Errorf("the host's file reached the workspace: %q", got)
+	}
 }

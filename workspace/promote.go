@@ -50,7 +50,12 @@ func (s *Stage) Promote(callID string) (*Checkpoint, error) {
 		return nil, fmt.Errorf("opening the workspace: %w", err)
 	}
 	defer low.Close()
-	p := &promoter{s: s, low: low, cp: cp, before: filepath.Join(s.State, "before", fmt.Sprint(cp.Seq))}
+	up, err := os.OpenRoot(s.Upper)
+	if err != nil {
+		return nil, fmt.Errorf("opening the staging layer: %w", err)
+	}
+	defer up.Close()
+	p := &promoter{s: s, low: low, up: up, cp: cp, before: filepath.Join(s.State, "before", fmt.Sprint(cp.Seq))}
 	p.conflicts()
 	// Deletions deepest first, then everything else parents first.
 	order := make([]int, len(changes))
@@ -109,6 +114,7 @@ func (s *Stage) Promote(callID string) (*Checkpoint, error) {
 type promoter struct {
 	s      *Stage
 	low    *os.Root
+	up     *os.Root // the upper directory: nothing read from it leads out
 	cp     *Checkpoint
 	before string
 	full   bool
@@ -156,7 +162,6 @@ func (p *promoter) one(c *StagedChange) error {
 		delete(p.s.st.Promoted, rel)
 		return nil
 	}
-	up := filepath.Join(p.s.Upper, filepath.FromSlash(rel))
 	if dir := path.Dir(rel); dir != "." {
 		if err := p.low.MkdirAll(dir, 0o755); err != nil {
 			return err
@@ -189,7 +194,7 @@ func (p *promoter) one(c *StagedChange) error {
 		}
 		return p.record(c)
 	case TypeSymlink:
-		target, err := os.Readlink(up)
+		target, err := p.up.Readlink(rel)
 		if err != nil {
 			return err
 		}
@@ -205,7 +210,10 @@ func (p *promoter) one(c *StagedChange) error {
 		}
 		return p.record(c)
 	}
-	in, err := os.OpenFile(up, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	// Through the upper directory's root: a directory the sandbox swaps
+	// for a symlink meanwhile cannot lead the read out of it (a host
+	// file copied into the workspace).
+	in, err := p.up.OpenFile(rel, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return err
 	}

@@ -87,3 +87,22 @@ func BenchmarkRewind100(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPromoteHeld1: the after-call step when the call wrote one held
+// file (.envrc): listed, decided, renamed out of the upper layer, copied
+// for review, cut and removed (against BenchmarkStagedCallIdle10, one
+// promoted file).
+func BenchmarkPromoteHeld1(b *testing.B) {
+	lower, upper, state := benchStage(b, 10)
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; b.Loop(); i++ {
+		writeFile(b, filepath.Join(upper, ".envrc"), fmt.Sprint(i))
+		cp, err := s.Promote(fmt.Sprint(i))
+		if err != nil || cp == nil || len(cp.HeldChanges()) != 1 {
+			b.Fatalf("%v %v", cp, err)
+		}
+	}
+}
