@@ -41,12 +41,13 @@ func (s *scopeRun) start(t *testing.T, log string) *tmuxPane {
 		"--audit", log, "--script", s.script, "touch two files")
 }
 
-// approvals are the approval records of the log: scope, decision and who.
+// approvals are the answers in the log (approval records, without those
+// of programs at exec time inheriting their call's approval).
 func approvals(t *testing.T, log string) []audit.Record {
 	t.Helper()
 	var out []audit.Record
 	for _, l := range readAuditLog(t, log) {
-		if l.rec.Event == audit.EventApproval {
+		if l.rec.Event == audit.EventApproval && l.rec.DecidedBy != "call-approval" {
 			out = append(out, l.rec)
 		}
 	}

@@ -24,7 +24,7 @@ func TestChangesEscapeAgentNames(t *testing.T) {
 	writeFile(t, pol, allowAll, 0o644)
 	writeFile(t, script, `turns:
   - tool_calls:
-      - {name: execute_bash, args: {command: "touch $'evil\\e[2J\\e]0;pwned\\a\\rname.txt'"}}
+      - {name: execute_bash, args: {command: "n=$(printf 'evil\\033[2J\\033]0;pwned\\007\\rname.txt'); echo x > \"$n\""}}
   - content: done
 `, 0o644)
 	ab := abCmd{fullEnv: baseEnv(t)}
