@@ -6,7 +6,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 COMMIT   ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 LDFLAGS  := -s -w -X github.com/agentbox/agentbox.Version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build image image-k8s test test-deps unit lint bench demo demo-python clean install k8s-up k8s-down k8s-smoke
+.PHONY: all build image image-k8s test test-deps unit lint bench demo demo-python demo-node clean install k8s-up k8s-down k8s-smoke
 
 all: build
 
@@ -104,6 +104,15 @@ demo-python: build
 	@docker image inspect agentbox/python:latest >/dev/null 2>&1 || $(BIN) image build python
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR) && cp -R examples/python-project $(DEMO_DIR)/workspace
 	$(BIN) run --no-memory --devcontainer --workspace $(DEMO_DIR)/workspace --audit $(DEMO_DIR)/audit.jsonl --script examples/python-project.yaml "run the tests and fix the failing one"
+	@$(BIN) audit show $(DEMO_DIR)/audit.jsonl | grep -E 'tool_call +execute_bash'
+
+# The node toolchain image: the scripted model installs a small project's
+# vendored dependency (npm, offline), runs its failing test with node --test,
+# fixes the bug and re-runs it.
+demo-node: build
+	@docker image inspect agentbox/node:latest >/dev/null 2>&1 || $(BIN) image build node
+	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR) && cp -R examples/node-project $(DEMO_DIR)/workspace
+	$(BIN) run --no-memory --devcontainer --workspace $(DEMO_DIR)/workspace --audit $(DEMO_DIR)/audit.jsonl --script examples/node-project.yaml "run the tests and fix the failing one"
 	@$(BIN) audit show $(DEMO_DIR)/audit.jsonl | grep -E 'tool_call +execute_bash'
 
 clean:

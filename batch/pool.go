@@ -21,7 +21,10 @@ type prepared struct {
 	task *Task
 	s    *session.Session
 	slot *hostcap.Slot // of the host-wide cap, while the sandbox exists
-	err  error
+	// setup are the devcontainer's lifecycle commands, the task's first
+	// tool calls.
+	setup []string
+	err   error
 }
 
 // prepare opens the task's session: the copy of its workspace and the
@@ -43,8 +46,14 @@ func (b *batcher) prepare(ctx context.Context, t *Task) *prepared {
 	if _, ok := b.cfg.Approver.(agent.AllowAll); ok {
 		approve = func(context.Context, sandbox.ExecAsk) bool { return true }
 	}
+	cfg, setup, err := TaskSandbox(pol, b.cfg.Sandbox, t)
+	if err != nil {
+		p.err = err
+		return p
+	}
+	p.setup = setup
 	s, err := session.Open(ctx, b.cfg.Runtime, session.Options{
-		Policy: pol, Sandbox: SandboxConfig(pol, b.cfg.Sandbox, t.Workspace), Mode: sandbox.WorkspaceCopy,
+		Policy: pol, Sandbox: cfg, Mode: sandbox.WorkspaceCopy,
 		Audit: b.cfg.Audit, Approver: appr, ExecApprove: approve,
 		Store: workspace.Store{Dir: b.work}, NoOverlay: b.cfg.NoOverlay, MaxCopyBytes: b.cfg.MaxCopyBytes,
 		DiskBound: b.cfg.DiskInSandbox, TakeCopy: true, Lazy: true,

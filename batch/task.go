@@ -145,7 +145,7 @@ func (b *batcher) agentRun(ctx context.Context, p *prepared) (agent.Result, stri
 	}
 	res, _, err := session.Run(ctx, p.s, agent.RunConfig{
 		Task: t.Task, Model: model, ModelName: name, Workspace: t.Workspace,
-		MaxSteps: maxSteps, SessionTimeout: timeout, Events: ev, Hints: b.limitHints(t, pol),
+		MaxSteps: maxSteps, SessionTimeout: timeout, Events: ev, Hints: b.limitHints(t, pol), Setup: p.setup,
 	})
 	return res, log.String(), ev.denied(), err
 }

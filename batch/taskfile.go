@@ -16,6 +16,7 @@ import (
 	"github.com/agentbox/agentbox/workspace"
 
 	"github.com/agentbox/agentbox/agent"
+	"github.com/agentbox/agentbox/devcontainer"
 	"github.com/agentbox/agentbox/policy"
 	"gopkg.in/yaml.v3"
 )
@@ -40,6 +41,11 @@ type Task struct {
 	// File is the task file as named; Field the task's place in it
 	// (tasks[3]; "" in JSON Lines, where Line says it): hints name them.
 	File, Field string
+	// Devcontainer is the workspace's devcontainer.json (devcontainer:
+	// true), checked when the file is loaded; nil = none. Image is its
+	// image, set by BuildDevcontainers.
+	Devcontainer *devcontainer.Config
+	Image        string
 }
 
 // rawTask is a task as written in the file.
@@ -52,9 +58,11 @@ type rawTask struct {
 	MaxSteps  *int   `yaml:"max_steps" json:"max_steps"`
 	Timeout   string `yaml:"timeout" json:"timeout"`
 	Script    string `yaml:"script" json:"script"`
+	// Devcontainer uses the workspace's devcontainer.json.
+	Devcontainer bool `yaml:"devcontainer" json:"devcontainer"`
 }
 
-var knownFields = []string{"id", "task", "workspace", "policy", "model", "max_steps", "timeout", "script"}
+var knownFields = []string{"id", "task", "workspace", "policy", "model", "max_steps", "timeout", "script", "devcontainer"}
 
 // safeID is an id usable as a directory name on every filesystem.
 var safeID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
@@ -258,10 +266,18 @@ func (v *validator) check(line int, field string, rt rawTask, before int) {
 		v.addf(line, field+".workspace", "missing; name the directory the task works on (it is copied, never modified)")
 	} else {
 		ws := v.abs(rt.Workspace)
-		if err := v.source(ws); err != nil {
+		err := v.source(ws)
+		if err != nil {
 			v.addf(line, field+".workspace", "%v", err)
 		}
 		t.Workspace = ws
+		if rt.Devcontainer && err == nil {
+			dc, err := devcontainer.Load(ws)
+			if err != nil {
+				v.addf(line, field+".devcontainer", "%v", err)
+			}
+			t.Devcontainer = dc
+		}
 	}
 	if rt.Policy != "" {
 		p, err := v.policy(v.abs(rt.Policy))

@@ -75,6 +75,26 @@ func (c *conn) ensure(ctx context.Context, client *sdk.Implementation) error {
 	}
 	c.sess = sess
 	c.cfg.Log.Debug("agentbox mcp: sandbox started", "session", c.id, "container", sess.Info().ContainerID, "client", clientName(c.client))
+	return c.setup(ctx)
+}
+
+// setup runs the configured setup commands in the new sandbox, under the
+// policy and in the audit log; the caller holds c.mu. A failure breaks the
+// session: nothing of the client's runs in a sandbox that is not set up.
+func (c *conn) setup(ctx context.Context) error {
+	if len(c.cfg.Setup) == 0 {
+		return nil
+	}
+	c.tools.Approver = c.cfg.Fallback
+	if c.tools.Approver == nil {
+		c.tools.Approver = denyUnasked{}
+	}
+	_, err := c.tools.Setup(ctx, c.cfg.Setup)
+	c.tools.Approver = nil
+	if err != nil {
+		c.broken = fmt.Errorf("the devcontainer's lifecycle commands failed: %w", err)
+		return c.broken
+	}
 	return nil
 }
 

@@ -69,6 +69,12 @@ type Config struct {
 	// directly instead of staging each call's changes and promoting them
 	// on the host (AGENTBOX_STAGING=off).
 	NoStaging bool
+	// Setup are commands run once the sandbox has started, before any
+	// tool call of the client, each an ordinary execute_bash call (a
+	// devcontainer's lifecycle commands; the policy's ask is answered by
+	// Fallback). One that fails ends the session: every call is then
+	// refused with the reason.
+	Setup []string
 }
 
 // Serve serves one MCP connection over cfg.In/cfg.Out until the client

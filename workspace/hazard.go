@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -95,4 +96,15 @@ func symlinkOutside(rel, target string) bool {
 	}
 	j := path.Join(path.Dir(rel), target)
 	return j == ".." || strings.HasPrefix(j, "../")
+}
+
+// symlinkWhy says why a symlink to target is held and what works instead:
+// the file copied (python3 -m venv --copies for a venv, whose
+// bin/python3 otherwise links to /usr/bin/python3).
+func symlinkWhy(target string) string {
+	if len(target) > 80 {
+		target = target[:80] + "..."
+	}
+	return "a symlink pointing outside the workspace (to " + strconv.Quote(target) + ") is never promoted; " +
+		"copy the file instead of linking it (a Python venv: python3 -m venv --copies)"
 }

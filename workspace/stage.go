@@ -296,7 +296,7 @@ func (l *lister) hazard(c *StagedChange) (string, string) {
 			return HazardSpecial, "a FIFO, socket or device node"
 		case TypeSymlink:
 			if t, err := os.Readlink(up); err != nil || symlinkOutside(c.Path, t) {
-				return HazardSymlink, "a symlink pointing outside the workspace"
+				return HazardSymlink, symlinkWhy(t)
 			}
 		case TypeFile:
 			if gitdirFile(up) {

@@ -150,6 +150,9 @@ func batchAction(c *cli.Context) error {
 	if cfg.SlotDir, err = hostcap.Dir(os.Getenv); err != nil {
 		return exitWith(exitUsage, err)
 	}
+	if err := buildBatchDevcontainers(c.Context, tasks, c.App.ErrWriter); err != nil {
+		return exitWith(errorExitCode(err), fmt.Errorf("%w; no task was started", err))
+	}
 	return withRuntime(c, func(rt backend) error {
 		_, _ = rt.GC(c.Context)
 		if err := checkBatchImages(c.Context, rt, def, cfg.Sandbox, tasks); err != nil {

@@ -23,17 +23,21 @@ type imageChecker interface {
 // checkBatchImages checks every task's image before any task starts, so a
 // missing image is one error (exit 125), not a failed task each.
 func checkBatchImages(ctx context.Context, rt backend, def *policy.Policy, o batch.Overrides, tasks []batch.Task) error {
-	ic, ok := rt.(imageChecker)
-	if !ok {
-		return nil
-	}
 	seen := map[string]bool{}
-	for _, t := range tasks {
-		p := t.Policy
+	for i := range tasks {
+		p := tasks[i].Policy
 		if p == nil {
 			p = def
 		}
-		seen[batch.SandboxConfig(p, o, t.Workspace).Image] = true
+		cfg, _, err := batch.TaskSandbox(p, o, &tasks[i])
+		if err != nil {
+			return err
+		}
+		seen[cfg.Image] = true
+	}
+	ic, ok := rt.(imageChecker)
+	if !ok {
+		return nil
 	}
 	images := make([]string, 0, len(seen))
 	for img := range seen {

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 
+	"github.com/agentbox/agentbox/batch"
 	"github.com/agentbox/agentbox/devcontainer"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
@@ -32,48 +34,51 @@ func applyDevcontainer(c *cli.Context, p *policy.Policy, cfg *sandbox.Config) ([
 	if err != nil {
 		return nil, exitWith(exitUsage, err)
 	}
-	reserved := map[string]bool{}
-	for k := range sandbox.ProxyEnv() {
-		reserved[k] = true
+	img, err := devcontainerImage(c.Context, dc, os.Stderr)
+	if err != nil {
+		return nil, err
 	}
-	for k := range sandbox.TrustEnv() {
-		reserved[k] = true
-	}
-	for k, v := range dc.Env {
-		if reserved[k] {
-			return nil, exitWith(exitUsage, fmt.Errorf("%s: %w: containerEnv.%s: agentbox sets it", dc.Path, devcontainer.ErrRefused, k))
-		}
-		if _, set := cfg.Env[k]; set {
-			return nil, exitWith(exitUsage, fmt.Errorf("%s: %w: containerEnv.%s: the policy's sandbox.env passes it too; keep one", dc.Path, devcontainer.ErrRefused, k))
-		}
-		if cfg.Env == nil {
-			cfg.Env = map[string]string{}
-		}
-		cfg.Env[k] = v
-	}
-	if dc.User != "" {
-		if p.Sandbox.User != "" && p.Sandbox.User != dc.User {
-			return nil, exitWith(exitUsage, fmt.Errorf("%s: %w: remoteUser/containerUser %s: the policy sets sandbox.user %s", dc.Path, devcontainer.ErrRefused, dc.User, p.Sandbox.User))
-		}
-		cfg.User = dc.User
-	}
-	if dc.Build == nil {
-		cfg.Image = dc.Image
-	} else {
-		rt, err := docker.Connect(c.Context)
-		if err != nil {
-			return nil, err
-		}
-		defer rt.Close(context.WithoutCancel(c.Context))
-		img, err := devcontainer.Image(c.Context, rt.Client(), dc, os.Stderr)
-		if err != nil {
-			return nil, exitWith(exitUnavailable, err)
-		}
-		cfg.Image = img
-	}
-	var cmds []string
-	for _, cmd := range dc.Commands {
-		cmds = append(cmds, cmd.Script)
+	cmds, err := devcontainer.Apply(dc, img, p.Sandbox.User, cfg)
+	if err != nil {
+		return nil, exitWith(exitUsage, err)
 	}
 	return cmds, nil
+}
+
+// devcontainerImage is the devcontainer's image: its image, or the one
+// built from its Dockerfile by the local Docker engine (cached by the
+// content hash of the build's inputs).
+func devcontainerImage(ctx context.Context, dc *devcontainer.Config, progress io.Writer) (string, error) {
+	if dc.Build == nil {
+		return dc.Image, nil
+	}
+	rt, err := docker.Connect(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer rt.Close(context.WithoutCancel(ctx))
+	img, err := devcontainer.Image(ctx, rt.Client(), dc, progress)
+	if err != nil {
+		return "", exitWith(exitUnavailable, err)
+	}
+	return img, nil
+}
+
+// buildBatchDevcontainers sets the image of every batch task that uses its
+// workspace's devcontainer, building the Dockerfiles with the local Docker
+// engine (connected only when one has a Dockerfile).
+func buildBatchDevcontainers(ctx context.Context, tasks []batch.Task, progress io.Writer) error {
+	var eng devcontainer.Engine
+	for _, t := range tasks {
+		if t.Devcontainer != nil && t.Devcontainer.Build != nil {
+			rt, err := docker.Connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer rt.Close(context.WithoutCancel(ctx))
+			eng = rt.Client()
+			break
+		}
+	}
+	return batch.BuildDevcontainers(ctx, eng, tasks, progress)
 }

@@ -19,6 +19,7 @@ func mcpCommand() *cli.Command {
 		Description: "Any MCP client (Claude Desktop, Claude Code, Cursor, Codex CLI, ...) runs `agentbox mcp` as a stdio server:\n" +
 			"one sandbox per connection, every call under the policy and in the audit log. stdout carries the protocol only.",
 		Flags: append(sandboxFlags(),
+			devcontainerFlag(),
 			&cli.StringFlag{Name: "approve", Usage: "answer to the policy's ask when the client cannot ask the user (no elicitation): deny or allow (default: deny)"},
 			&cli.StringFlag{Name: "start", Value: string(mcp.StartOnInitialize), Usage: "when the sandbox starts: initialize (in the background as soon as the client connects: the first call finds it running) or first-call (no container for a client that never calls a tool)"},
 		),
@@ -48,6 +49,10 @@ func mcpCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			setup, err := applyDevcontainer(c, p, &cfg)
+			if err != nil {
+				return err
+			}
 			log, err := openAudit(c, p, cfg.Workspace)
 			if err != nil {
 				return err
@@ -65,7 +70,7 @@ func mcpCommand() *cli.Command {
 				return mcp.Serve(c.Context, mcp.Config{
 					Policy: p, Sandbox: cfg, Runtime: rt, Audit: log, Fallback: fallback, Start: start,
 					Version: agentbox.Version, In: in, Out: out,
-					Notice: func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) }, NoStaging: stagingOff(),
+					Notice: func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) }, NoStaging: stagingOff(), Setup: setup,
 				})
 			})
 		},

@@ -81,3 +81,37 @@ type wireExec struct {
 func (w wireExec) req() *wire.Request {
 	return &wire.Request{Command: w.cmd, TimeoutMS: 20_000, Expect: w.expect}
 }
+
+// A script the prediction named runs through its #! interpreter without
+// an unexpected_exec report (directly, and through /usr/bin/env), while
+// what the script itself runs is still reported; a FIFO in a script's
+// place is never read (the tracer does not block).
+func TestTraceScriptInterpreterIsPredicted(t *testing.T) {
+	s := testServer(t)
+	env, err := exec.LookPath("env")
+	if err != nil {
+		t.Skip(err)
+	}
+	for name, body := range map[string]string{
+		"direct.sh": "#!/bin/sh\nexec true\n",
+		"viaenv.sh": "#!" + env + " sh\nexec true\n",
+	} {
+		if err := os.WriteFile(filepath.Join(s.testRoot, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		resp := s.exec(wireExec{cmd: "./" + name, expect: []string{name}}.req())
+		var whats []string
+		for _, a := range resp.Alarms {
+			if len(a.Argv) > 0 {
+				whats = append(whats, a.What+":"+filepath.Base(a.Argv[0]))
+			}
+		}
+		if !slices.Equal(whats, []string{"unexpected_exec:true"}) {
+			t.Errorf("%s: alarms %v; want only the true the script ran", name, whats)
+		}
+	}
+	resp := s.exec(wireExec{cmd: "mkfifo f.sh && /bin/sh f.sh </dev/null & sleep 0.2; kill %1 2>/dev/null; true", expect: []string{"mkfifo", "sleep", "kill", "true", "f.sh"}}.req())
+	if resp.ExitCode != 0 {
+		t.Errorf("fifo: exit %d %+v", resp.ExitCode, resp)
+	}
+}

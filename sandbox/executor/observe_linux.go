@@ -23,7 +23,7 @@ const maxParents = 8
 // policy's commands.unknown_binaries let it, "allow and record"). Each carries the argv and the
 // parent chain.
 func (c *traceCall) observe(pid int, argv []string, exe string, id identity) {
-	unexpected := c.expect != nil && !c.expected(argv, exe, id)
+	unexpected := c.expect != nil && !c.expected(argv, exe, id) && !c.viaScript(pid, argv)
 	unknown := c.ids != nil && !id.known
 	if !unexpected && !unknown {
 		return
