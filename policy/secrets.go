@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -200,7 +201,9 @@ func (s *Secret) parseFrom(from string, host bool) error {
 			return fmt.Errorf("%q: %q is not a variable name", from, arg)
 		}
 	case "file":
-		if f, err := os.Open(arg); host && err != nil {
+		// Non-blocking: a FIFO named here must not stall loading the
+		// policy (before the trust question is even asked); nothing is read.
+		if f, err := os.OpenFile(arg, os.O_RDONLY|syscall.O_NONBLOCK, 0); host && err != nil {
 			return fmt.Errorf("%q: cannot read the file: %v", from, err)
 		} else if err == nil {
 			f.Close()

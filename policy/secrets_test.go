@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 const credsPolicy = `version: 1
@@ -148,5 +150,36 @@ secrets:
 	_, err := Load(path)
 	if err == nil || len(LoadErrors(err)) != 3 {
 		t.Errorf("Load must check the host's sources: %v", err)
+	}
+}
+
+// A file: source that is a FIFO with no writer must not block Load (it is
+// only checked for readability; the value is read when a session starts).
+func TestLoadDoesNotBlockOnFIFOSource(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "token")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	path := filepath.Join(dir, "p.yaml")
+	os.WriteFile(path, []byte(`version: 1
+sandbox: {network: proxy}
+network: {allow: [example.com]}
+secrets:
+  A: {from: "file:`+fifo+`", hosts: [example.com]}
+`), 0o600)
+	done := make(chan error, 1)
+	go func() { _, err := Load(path); done <- err }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Load with a FIFO source: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		// Unblock the opener so the goroutine ends with the test.
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
+		t.Fatal("Load blocked opening a FIFO named by a file: secret source")
 	}
 }
