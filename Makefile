@@ -6,7 +6,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 COMMIT   ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 LDFLAGS  := -s -w -X github.com/agentbox/agentbox.Version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build image image-k8s test test-deps unit lint bench demo demo-python demo-node clean install k8s-up k8s-down k8s-smoke
+.PHONY: all build image images image-k8s test test-deps unit lint bench demo demo-python demo-node clean install k8s-up k8s-down k8s-smoke
 
 all: build
 
@@ -30,6 +30,14 @@ image: build
 	    exit 1; \
 	  fi; }
 
+# The toolchain images FROM the base (agentbox/python, node, go, full: apt
+# from Debian's mirror), which the toolchain suites of make test run on.
+# The engine caches every step: seconds when nothing changed, minutes each
+# the first time (see BENCHMARKS.md for build times and sizes).
+TOOLCHAIN_IMAGES ?= python node go full
+images: image
+	@for n in $(TOOLCHAIN_IMAGES); do $(BIN) image build $$n >/dev/null || exit 1; echo "== built agentbox/$$n:latest"; done
+
 # agentbox/k8s:latest for --backend kubernetes: the base image with this
 # static binary inside (a pod cannot mount the host's binary). A cluster
 # must then import it (make k8s-up does).
@@ -49,7 +57,7 @@ image-k8s: image
 # suites need: runsc, podman, e2fsprogs, chromium, debootstrap, tmux.
 K8S_REQUIRED := $(shell [ "$$(id -u)" = 0 ] && echo 1 || echo 0)
 test: test-deps
-	@$(MAKE) --no-print-directory image-k8s
+	@$(MAKE) --no-print-directory image-k8s images
 	@if [ "$(K8S_REQUIRED)" = 1 ]; then K8S_IMAGES='$(K8S_IMAGES)' bash k8s/up.sh; \
 	else echo "== not root: the Kubernetes suites run only against the cluster KUBECONFIG names (make k8s-up needs root)"; fi
 	AGENTBOX_REQUIRE_DOCKER=1 AGENTBOX_REQUIRE_RUNSC=1 AGENTBOX_ENGINE_DEATH_TEST=1 AGENTBOX_REQUIRE_K8S=$(K8S_REQUIRED) AGENTBOX_BIN=$(BIN) $(GO) test -count=1 -timeout 60m ./...
@@ -74,7 +82,7 @@ lint:
 
 # With a cluster up (as root, make bench starts the local one), the
 # Kubernetes backend is measured beside Docker in the same run.
-bench: image-k8s
+bench: image-k8s images
 	@if [ "$(K8S_REQUIRED)" = 1 ]; then K8S_IMAGES='$(K8S_IMAGES)' bash k8s/up.sh; fi
 	AGENTBOX_REQUIRE_DOCKER=1 AGENTBOX_BIN=$(BIN) $(GO) run ./internal/benchreport -o BENCHMARKS.md
 

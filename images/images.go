@@ -64,6 +64,11 @@ type Options struct {
 	Progress io.Writer // human progress lines
 	Mirror   string    // Debian mirror for the bootstrap
 	Pull     bool      // try to pull the base first (default true in the CLI)
+	// NoCache rebuilds every step (a cold build, as on a fresh machine
+	// that has the base); Tag, if set, is the tag built instead of
+	// Tag(name) (benchmarks build beside the real image).
+	NoCache bool
+	Tag     string
 }
 
 // Build builds agentbox/NAME:latest from the embedded Dockerfile.
@@ -81,7 +86,9 @@ func Build(ctx context.Context, eng Engine, name string, opts Options) (string, 
 		}
 	} else if _, err := eng.ImageInspect(ctx, Tag("base")); err != nil {
 		// A toolchain image starts from agentbox/base: build that first.
-		if _, err := Build(ctx, eng, "base", opts); err != nil {
+		base := opts
+		base.Tag, base.NoCache = "", false
+		if _, err := Build(ctx, eng, "base", base); err != nil {
 			return "", err
 		}
 	}
@@ -91,9 +98,12 @@ func Build(ctx context.Context, eng Engine, name string, opts Options) (string, 
 	_, _ = tw.Write(df)
 	_ = tw.Close()
 	tag := Tag(name)
+	if opts.Tag != "" {
+		tag = opts.Tag
+	}
 	fmt.Fprintf(opts.Progress, "building %s\n", tag)
 	resp, err := eng.ImageBuild(ctx, &ctxTar, build.ImageBuildOptions{
-		Tags: []string{tag}, Remove: true, ForceRemove: true, NetworkMode: "default",
+		Tags: []string{tag}, Remove: true, ForceRemove: true, NetworkMode: "default", NoCache: opts.NoCache,
 		Labels: map[string]string{"org.agentbox.image": name},
 	})
 	if err != nil {

@@ -37,12 +37,13 @@ func main() {
 	out := flag.String("o", "BENCHMARKS.md", "report file")
 	calls := flag.Int("calls", 300, "warm calls per measurement")
 	only := flag.String("only", "", "workspaces: measure only the workspace-size rows and print them (BENCHMARKS.md is not written)")
+	builds := flag.Bool("image-builds", true, "measure a cold build of each toolchain image (minutes each, needs Debian's mirror)")
 	flag.Parse()
 	run := run
 	if *only == "workspaces" {
-		run = func(string, int) error { return onlyWorkspaces() }
+		run = func(string, int, bool) error { return onlyWorkspaces() }
 	}
-	if err := run(*out, *calls); err != nil {
+	if err := run(*out, *calls, *builds); err != nil {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
 		os.Exit(1)
 	}
@@ -61,7 +62,7 @@ func measure(n int, f func() error) (med, p90 time.Duration, err error) {
 	return ds[len(ds)/2], ds[len(ds)*9/10], nil
 }
 
-func run(out string, calls int) error {
+func run(out string, calls int, builds bool) error {
 	ctx := context.Background()
 	cli, err := docker.NewClient(ctx)
 	if err != nil {
@@ -139,12 +140,13 @@ func run(out string, calls int) error {
 	}); err != nil {
 		return err
 	}
-	if err := toolchainStarts(ctx, rt, cfg, add); err != nil {
-		return err
-	}
 	if err := add("`docker run --rm IMAGE true` (baseline)", 15, "docker CLI, default settings", func() error {
 		return exec.Command("docker", "run", "--rm", "--network", "none", image, "true").Run()
 	}); err != nil {
+		return err
+	}
+	// (after the rows the ratios below index)
+	if err := toolchainStarts(ctx, rt, cfg, add); err != nil {
 		return err
 	}
 	if err := tierRows(ctx, rt, cfg, calls, add); err != nil {
@@ -161,6 +163,13 @@ func run(out string, calls int) error {
 		return fmt.Errorf("workspaces: %w", err)
 	}
 	rows = append(rows, wsRows...)
+	if builds {
+		br, err := imageBuildRows(ctx, rt)
+		if err != nil {
+			return fmt.Errorf("image builds: %w", err)
+		}
+		rows = append(rows, br...)
+	}
 	gobench, err := goBenchmarks()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "go benchmarks:", err)
