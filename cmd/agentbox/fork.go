@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/policy"
@@ -12,49 +15,159 @@ import (
 )
 
 // forkCommand writes a staged session's workspace as it was after a call
-// into a new directory, to start another session from there.
+// into a new directory and, given a task, starts a copy-mode session
+// there with the policy the first session ran with.
 func forkCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "fork",
-		Usage:     "write the workspace of a staged (rw) session as it was right after CALL into DIR (new), to start another session from there (agentbox run --workspace DIR --workspace-mode copy ...)",
-		ArgsUsage: "SESSION CALL DIR",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "audit", Usage: "audit log the fork is recorded in (default: $XDG_STATE_HOME/agentbox/audit.jsonl)", EnvVars: []string{"AGENTBOX_AUDIT"}},
-			&cli.StringFlag{Name: "audit-key-file", Usage: "HMAC key file for the audit log (else $AGENTBOX_AUDIT_KEY)"},
-		},
+		Name: "fork",
+		Usage: "start a new copy-mode session from the workspace of a staged (rw) session as it was right after CALL: " +
+			"the checkpoint is written into DIR (new), then TASK runs there as `agentbox run --workspace DIR --workspace-mode copy` " +
+			"with the first session's policy; without a TASK, only DIR is written and the run command printed",
+		ArgsUsage: "SESSION CALL DIR | SESSION CALL --dir DIR [--] TASK...",
+		Flags: append(runCommand().Flags,
+			&cli.StringFlag{Name: "dir", Usage: "the new directory the checkpoint is written into (then every argument after CALL is the task)"}),
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 3 {
-				return usageError{errors.New("fork needs SESSION, CALL (a call id or checkpoint number; see agentbox changes SESSION) and a new DIR")}
+			args := c.Args().Slice()
+			dir, task := c.String("dir"), []string(nil)
+			if len(args) >= 2 {
+				task = args[2:]
 			}
-			cp, st, err := loadEndedStage(c.Args().First())
+			if dir == "" && len(task) > 0 {
+				dir, task = task[0], task[1:]
+			}
+			if len(args) < 2 || dir == "" {
+				return usageError{errors.New("fork needs SESSION, CALL (a call id or checkpoint number; see agentbox changes SESSION) and a new DIR (third argument, or --dir DIR before SESSION, then an optional TASK)")}
+			}
+			cp, st, err := loadEndedStage(args[0])
 			if err != nil {
 				return err
 			}
-			dst, err := filepath.Abs(c.Args().Get(2))
+			dst, err := filepath.Abs(dir)
 			if err != nil {
 				return exitWith(exitUsage, err)
 			}
-			log, err := openAuditLog(c, []*policy.Policy{policy.Default()}, []mountedDir{{dir: cp.Workspace}, {dir: dst}})
+			p, ppath, err := forkPolicy(c, cp.Session)
 			if err != nil {
 				return err
 			}
-			defer log.Close()
-			call := c.Args().Get(1)
-			seq, ferr := st.Fork(call, dst, workspace.DefaultMaxCopyBytes)
-			rec := &audit.Record{Event: audit.EventChanges, Session: cp.Session, CallID: call, Workspace: dst,
-				Reason: fmt.Sprintf("fork of %s after checkpoint %d", cp.Workspace, seq)}
-			if ferr != nil {
-				rec.Error = ferr.Error()
+			seq, err := writeFork(c, cp, st, args[1], dst)
+			if err != nil {
+				return err
 			}
-			if err := log.Append(rec); err != nil {
-				return exitWith(exitFailed, fmt.Errorf("audit log: %w", err))
+			taskText := strings.TrimSpace(strings.Join(task, " "))
+			cmd := forkRunLine(dst, ppath, taskText)
+			if taskText == "" {
+				fmt.Fprintf(c.App.ErrWriter, "%s is the workspace after checkpoint %d of session %s; continue with:\n  %s\n", vis(dst), seq, cp.Session, vis(cmd))
+				return nil
 			}
-			if ferr != nil {
-				_ = workspace.RemoveTree(dst)
-				return exitWith(exitFailed, ferr)
+			fmt.Fprintf(c.App.ErrWriter, "%s is the workspace after checkpoint %d of session %s; running:\n  %s\n", vis(dst), seq, cp.Session, vis(cmd))
+			for name, v := range map[string]string{"workspace": dst, "workspace-mode": "copy"} {
+				if err := c.Set(name, v); err != nil {
+					return exitWith(exitUsage, err)
+				}
 			}
-			fmt.Fprintf(c.App.ErrWriter, "%s is the workspace after checkpoint %d of session %s; continue with: agentbox run --workspace %s --workspace-mode copy \"…\"\n", vis(dst), seq, cp.Session, vis(dst))
-			return nil
+			c.Context = context.WithValue(c.Context, forkKey{}, forkRun{task: taskText, policy: p})
+			return runCommand().Action(c)
 		},
 	}
+}
+
+// writeFork writes the checkpoint into dst and records the fork in the
+// audit log (a changes record naming the source session and call); the
+// log is closed before a forked session opens it.
+func writeFork(c *cli.Context, cp *workspace.Copy, st *workspace.Stage, call, dst string) (int, error) {
+	log, err := openAuditLog(c, []*policy.Policy{policy.Default()}, []mountedDir{{dir: cp.Workspace}, {dir: dst}})
+	if err != nil {
+		return 0, err
+	}
+	defer log.Close()
+	seq, ferr := st.Fork(call, dst, workspace.DefaultMaxCopyBytes)
+	rec := &audit.Record{Event: audit.EventChanges, Session: cp.Session, CallID: call, Workspace: dst,
+		Reason: fmt.Sprintf("fork of %s after checkpoint %d", cp.Workspace, seq)}
+	if ferr != nil {
+		rec.Error = ferr.Error()
+	}
+	if err := log.Append(rec); err != nil {
+		return 0, exitWith(exitFailed, fmt.Errorf("audit log: %w", err))
+	}
+	if ferr != nil {
+		_ = workspace.RemoveTree(dst)
+		return 0, exitWith(exitFailed, ferr)
+	}
+	return seq, nil
+}
+
+// forkKey carries a fork's task and policy into the run it starts.
+type forkKey struct{}
+
+type forkRun struct {
+	task   string
+	policy *policy.Policy
+}
+
+// forkedRun is the fork a run was started by (ok false: an ordinary run).
+func forkedRun(c *cli.Context) (forkRun, bool) {
+	if c.Context == nil {
+		return forkRun{}, false
+	}
+	f, ok := c.Context.Value(forkKey{}).(forkRun)
+	return f, ok
+}
+
+// forkPolicy is the policy a fork runs with: --policy when given, else
+// the one the session's session_start names, which must be unchanged
+// (same sha256) or built in. path is "" for the built-in default.
+func forkPolicy(c *cli.Context, session string) (p *policy.Policy, path string, err error) {
+	if c.IsSet("policy") {
+		if p, err = loadPolicy(c); err != nil {
+			return nil, "", err
+		}
+		return p, p.Source(), nil
+	}
+	logPath := auditPathOf(c)
+	f, err := os.Open(logPath)
+	if err != nil {
+		return nil, "", exitWith(exitUsage, fmt.Errorf("reading the audit log for the policy of session %s: %w; pass --audit or --policy", session, err))
+	}
+	defer f.Close()
+	var start *audit.Record
+	err = audit.Scan(f, func(_ int, r audit.Record) error {
+		if r.Session == session && r.Event == audit.EventSessionStart {
+			start = &r
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", exitWith(exitFailed, fmt.Errorf("reading %s: %w", logPath, err))
+	}
+	switch {
+	case start == nil:
+		return nil, "", exitWith(exitUsage, fmt.Errorf("no session_start of session %s in %s: pass --audit (the log it was recorded in) or --policy", session, logPath))
+	case start.PolicyPath == "" || start.PolicyPath == "built-in":
+		return policy.Default(), "", nil
+	}
+	p, err = policy.Load(start.PolicyPath)
+	if err != nil {
+		return nil, "", exitWith(exitUsage, fmt.Errorf("the policy of session %s: %w; pass --policy", session, err))
+	}
+	if start.PolicySHA256 != "" && p.SHA256 != start.PolicySHA256 {
+		return nil, "", exitWith(exitUsage, fmt.Errorf("the policy session %s ran with (%s) changed since (sha256 %.12s, now %.12s); pass --policy to choose the fork's", session, start.PolicyPath, start.PolicySHA256, p.SHA256))
+	}
+	return p, start.PolicyPath, nil
+}
+
+// forkRunLine is the run command that continues from a fork.
+func forkRunLine(dir, policyPath, task string) string {
+	line := []string{"agentbox", "run", "--workspace", dir, "--workspace-mode", "copy"}
+	if policyPath != "" {
+		line = append(line, "--policy", policyPath)
+	}
+	if task == "" {
+		task = "TASK"
+	}
+	line = append(line, task)
+	for i, w := range line {
+		line[i] = shellQuote(w)
+	}
+	return strings.Join(line, " ")
 }

@@ -102,6 +102,9 @@ func policyFlag() cli.Flag {
 // loadPolicy resolves --policy; an invalid policy is a configuration error
 // (exit 2) printed one problem per line.
 func loadPolicy(c *cli.Context) (*policy.Policy, error) {
+	if f, ok := forkedRun(c); ok && f.policy != nil {
+		return f.policy, nil // the forked session's, checked by fork
+	}
 	p, err := policy.Resolve(c.String("policy"))
 	if err != nil {
 		return nil, exitWith(exitUsage, fmt.Errorf("invalid policy; fix it or pass another with --policy:\n%s", strings.Join(policy.LoadErrors(err), "\n")))

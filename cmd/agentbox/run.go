@@ -40,6 +40,9 @@ func runCommand() *cli.Command {
 		),
 		Action: func(c *cli.Context) error {
 			task := strings.TrimSpace(strings.Join(c.Args().Slice(), " "))
+			if f, ok := forkedRun(c); ok {
+				task = f.task // started by agentbox fork
+			}
 			if task == "" {
 				return usageError{errors.New(`run needs a task: agentbox run "count the Python files here"`)}
 			}
