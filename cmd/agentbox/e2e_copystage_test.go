@@ -170,3 +170,34 @@ func TestBatchStagedAttacks(t *testing.T) {
 	gitStatusEverywhere(t, ws, marker)
 	assertHeldAbsent(t, ws)
 }
+
+// TestCopyApplyConflict: a file the user changed on the host after the
+// session started, where the session changed it too, refuses the whole
+// apply: nothing is written, the user's edit stays.
+func TestCopyApplyConflict(t *testing.T) {
+	testutil.RequireDocker(t)
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, "a.txt"), "old\n", 0o644)
+	script := filepath.Join(t.TempDir(), "s.yaml")
+	writeFile(t, script, `turns:
+  - tool_calls:
+      - {name: write_file, args: {path: a.txt, content: "agent\n"}}
+      - {name: write_file, args: {path: b.txt, content: "new\n"}}
+  - content: done
+`, 0o644)
+	ab := abCmd{fullEnv: baseEnv(t)}
+	r := ab.run(t, "run", "--no-memory", "--workspace-mode", "copy", "--workspace", ws, "--audit", filepath.Join(t.TempDir(), "a.jsonl"), "--script", script, "edit")
+	if r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	writeFile(t, filepath.Join(ws, "a.txt"), "mine\n", 0o644)
+	if a := ab.run(t, "apply", sessionOf(t, r.stderr)); a.code == 0 || !strings.Contains(a.stderr, "a.txt") {
+		t.Fatalf("apply over a host edit: %d %s", a.code, a.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "mine\n" {
+		t.Errorf("the user's edit was overwritten: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "b.txt")); err == nil {
+		t.Error("a refused apply wrote b.txt")
+	}
+}
