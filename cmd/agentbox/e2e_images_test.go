@@ -58,16 +58,22 @@ func TestToolchainImagesEndToEnd(t *testing.T) {
 		"go":   `go version && cd /workspace && printf 'package main\n\nfunc main() { println("built") }\n' > main.go && go mod init example.com/m >/dev/null 2>&1 && go run .`,
 		"full": "python3 -m pip --version && node --version && go version && cc --version && rg --version && jq --version && curl --version && unzip -v",
 	}
-	pol := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\ncommands:\n  default: allow\n  dynamic: allow\n", 0o644)
+	// go build writes its work files under /tmp (GOTMPDIR): the files
+	// rules must allow that, as the built-in default policy does.
+	pol := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\ncommands:\n  default: allow\n  dynamic: allow\nfiles:\n  write:\n    allow: [\"**\", \"/tmp/**\"]\n", 0o644)
 	for _, n := range []string{"node", "go", "full"} {
 		t.Run(n, func(t *testing.T) {
 			testutil.RequireImage(t, n)
-			r := agentbox(t, nil, "exec", "--workspace", t.TempDir(), "--policy", pol, "--image", n, "--", probe[n])
+			ws := t.TempDir()
+			r := agentbox(t, nil, "exec", "--workspace", ws, "--policy", pol, "--image", n, "--", probe[n])
 			if r.code != 0 {
 				t.Fatalf("%s image: %q: %d %s %s", n, probe[n], r.code, r.stdout, r.stderr)
 			}
 			if n == "go" && !strings.Contains(r.stderr+r.stdout, "built") {
 				t.Errorf("go run in the go image printed nothing: %q %q", r.stdout, r.stderr)
+			}
+			if left, _ := filepath.Glob(filepath.Join(ws, "go-build*")); len(left) > 0 {
+				t.Errorf("go's work directory (GOTMPDIR=/workspace) was left in the workspace: %v", left)
 			}
 		})
 	}
