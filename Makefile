@@ -120,7 +120,7 @@ demo-python: build
 demo-node: build
 	@docker image inspect agentbox/node:latest >/dev/null 2>&1 || $(BIN) image build node
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR) && cp -R examples/node-project $(DEMO_DIR)/workspace
-	$(BIN) run --no-memory --devcontainer --workspace $(DEMO_DIR)/workspace --audit $(DEMO_DIR)/audit.jsonl --script examples/node-project.yaml "run the tests and fix the failing one"
+	$(BIN) run --no-memory --approve allow --devcontainer --workspace $(DEMO_DIR)/workspace --audit $(DEMO_DIR)/audit.jsonl --script examples/node-project.yaml "run the tests and fix the failing one"
 	@$(BIN) audit show $(DEMO_DIR)/audit.jsonl | grep -E 'tool_call +execute_bash'
 
 clean:

@@ -23,7 +23,9 @@ func TestDemoNodeProject(t *testing.T) {
 		t.Fatalf("%v %s", err, out)
 	}
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	r := agentbox(t, nil, "run", "--no-memory", "--devcontainer", "--workspace", ws, "--audit", log,
+	// npm install is an ask under the default policy: the scripted demo
+	// approves it.
+	r := agentbox(t, nil, "run", "--no-memory", "--approve", "allow", "--devcontainer", "--workspace", ws, "--audit", log,
 		"--script", "../../examples/node-project.yaml", "run the tests and fix the failing one")
 	if r.code != 0 {
 		t.Fatalf("run: %d %s %s", r.code, r.stdout, r.stderr)
@@ -31,8 +33,10 @@ func TestDemoNodeProject(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, "src", "cart.js")); !strings.Contains(string(b), "item.price * item.qty") {
 		t.Errorf("cart.js not fixed: %s", b)
 	}
-	if target, err := os.Readlink(filepath.Join(ws, "node_modules", "slugify")); err != nil || target != "../vendor/slugify" {
-		t.Errorf("the vendored dependency is not installed in the workspace: %q %v", target, err)
+	// npm links or copies a file: dependency (its install-links setting);
+	// either way it is in the workspace's node_modules.
+	if _, err := os.Stat(filepath.Join(ws, "node_modules", "slugify", "index.js")); err != nil {
+		t.Errorf("the vendored dependency is not installed in the workspace: %v", err)
 	}
 	var results []string
 	for _, l := range readAuditLog(t, log) {
