@@ -151,7 +151,7 @@ func (a *streamAssembler) refuse(why string) error {
 
 func (a *streamAssembler) replyError() *ModelError {
 	me := &ModelError{Kind: ErrModelReply, Msg: textutil.Clip(a.wrong, 300),
-		Hint: "the endpoint is not OpenAI-compatible for this model (tool-call arguments must be a JSON string); try another model or endpoint, or turn streaming off (--no-stream)"}
+		Hint: "the endpoint's stream is not OpenAI-compatible for this model; try another model or endpoint, or turn streaming off (--no-stream)"}
 	for _, tc := range a.calls {
 		me.Calls = append(me.Calls, RefusedCall{ID: textutil.Clip(tc.ID, 100), Name: textutil.Clip(tc.Function.Name, 100), Args: tc.Function.Arguments})
 	}
