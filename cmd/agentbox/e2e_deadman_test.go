@@ -37,17 +37,10 @@ func TestSIGKILLStopsTheCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); abCmd{fullEnv: env}.run(t, "gc") })
-	state := ""
-	for _, e := range env {
-		if v, ok := strings.CutPrefix(e, "XDG_STATE_HOME="); ok {
-			state = v
-		}
-	}
 	// The file is staged in the session's upper layer (or, without
 	// staging, in the workspace).
 	size := func() int64 {
-		paths, _ := filepath.Glob(filepath.Join(state, "agentbox", "work", "*", "upper", "counter"))
-		paths = append(paths, filepath.Join(ws, "counter"))
+		paths := append(stagedPaths(env, "counter"), filepath.Join(ws, "counter"))
 		for _, p := range paths {
 			if fi, err := os.Stat(p); err == nil {
 				return fi.Size()

@@ -80,13 +80,23 @@ func inSandbox(env []string, ws, name string) bool {
 	if _, err := os.Stat(filepath.Join(ws, name)); err == nil {
 		return true
 	}
+	return len(stagedPaths(env, name)) > 0
+}
+
+// stagedPaths are the places name has in the upper layers of the sessions
+// under env's XDG_STATE_HOME: the upper sits in the session's directory, or
+// on its size-bounded disk image (disk/upper) when one is mounted.
+func stagedPaths(env []string, name string) []string {
+	var out []string
 	for _, e := range env {
 		if state, ok := strings.CutPrefix(e, "XDG_STATE_HOME="); ok {
-			staged, _ := filepath.Glob(filepath.Join(state, "agentbox", "work", "*", "upper", name))
-			return len(staged) > 0
+			for _, pat := range []string{"upper", filepath.Join("disk", "upper")} {
+				m, _ := filepath.Glob(filepath.Join(state, "agentbox", "work", "*", pat, name))
+				out = append(out, m...)
+			}
 		}
 	}
-	return false
+	return out
 }
 
 func TestExecEndToEnd(t *testing.T) {
