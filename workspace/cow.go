@@ -119,7 +119,7 @@ func NewCopy(store Store, src string, o CopyOptions) (*Copy, error) {
 	if err := os.Mkdir(d, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the workspace copy: %w", err)
 	}
-	c := &Copy{Root: d, Meta: Meta{Session: o.Session, Workspace: src, State: StateRunning, Created: time.Now().UTC()}}
+	c := &Copy{Root: d, Meta: Meta{Session: o.Session, Workspace: src, State: StateRunning, Created: time.Now().UTC(), Owner: sandbox.OwnerLabels()}}
 	ok := false
 	defer func() {
 		if !ok {

@@ -48,6 +48,9 @@ type Meta struct {
 	DiskBound string             `json:"disk_bound"`
 	DiskFull  bool               `json:"disk_full,omitempty"` // the session reached the bound
 	Changes   []audit.FileChange `json:"changes,omitempty"`
+	// Owner names the agentbox process that made the copy (sandbox owner
+	// labels): gc releases the mounts of a session whose owner was killed.
+	Owner map[string]string `json:"owner,omitempty"`
 }
 
 // Store is the directory that holds the copies, one directory per session.
@@ -147,6 +150,12 @@ func (s Store) GC(ttl time.Duration, now time.Time) ([]string, error) {
 	var removed []string
 	var errs []error
 	for _, m := range list {
+		if (m.State == StateRunning || m.State == StateLive) && ownerGone(m.Owner) {
+			// Killed mid-session (SIGKILL, a crash): its disk image and
+			// overlay stay mounted until here. The data stays for review.
+			d, _ := s.dir(m.Session)
+			unmountBelow(d)
+		}
 		expired := (m.State == StatePending || m.State == StateStaged) && now.Sub(m.Created) > ttl
 		if m.State != StateApplied && m.State != StateDiscarded && m.State != StateEmpty && !expired {
 			continue
@@ -168,4 +177,13 @@ func (s Store) GC(ttl time.Duration, now time.Time) ([]string, error) {
 func Inside(path, dir string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
+}
+
+// ownerGone reports whether the process that owns a copy is proven gone.
+func ownerGone(owner map[string]string) bool {
+	if len(owner) == 0 {
+		return false
+	}
+	st := sandbox.JudgeOwner(owner)
+	return st == sandbox.OwnerDead || st == sandbox.OwnerOtherBoot
 }
