@@ -14,20 +14,7 @@ import (
 // model in the python image: the devcontainer's postCreateCommand makes the
 // venv as tool call setup_1, the failing test is fixed, the tests pass.
 func TestDemoPythonProject(t *testing.T) {
-	testutil.RequireDocker(t)
-	if agentbox(t, nil, "exec", "--image", "python", "--workspace", t.TempDir(), "--", "true").code != 0 {
-		t.Skip("agentbox/python:latest is not built (TestPythonImageEndToEnd builds it)")
-	}
-	ws := filepath.Join(t.TempDir(), "ws")
-	if out, err := exec.Command("cp", "-R", "../../examples/python-project", ws).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
-	log := filepath.Join(t.TempDir(), "audit.jsonl")
-	r := agentbox(t, nil, "run", "--no-memory", "--devcontainer", "--workspace", ws, "--audit", log,
-		"--script", "../../examples/python-project.yaml", "run the tests and fix the failing one")
-	if r.code != 0 {
-		t.Fatalf("run: %d %s %s", r.code, r.stdout, r.stderr)
-	}
+	ws, log := runExample(t, "python", "python-project")
 	if b, _ := os.ReadFile(filepath.Join(ws, "calc.py")); !strings.Contains(string(b), "return a + b") {
 		t.Errorf("calc.py not fixed: %s", b)
 	}
@@ -47,4 +34,29 @@ func TestDemoPythonProject(t *testing.T) {
 	if len(results) != 3 || results[0] != "setup_1=0" || !strings.HasSuffix(results[1], "=1") || !strings.HasSuffix(results[2], "=0") {
 		t.Errorf("execute_bash results (call=exit): %q; want the venv, a failing run, a passing run", results)
 	}
+}
+
+// runExample copies examples/NAME to a fresh workspace and runs it through
+// `run --devcontainer` with its scripted model (examples/NAME.yaml) in the
+// toolchain image; it returns the workspace and the audit log. extra flags
+// go before the task (the node demo approves npm install, an ask under the
+// default policy).
+func runExample(t *testing.T, image, name string, extra ...string) (ws, log string) {
+	t.Helper()
+	testutil.RequireDocker(t)
+	if agentbox(t, nil, "exec", "--image", image, "--workspace", t.TempDir(), "--", "true").code != 0 {
+		t.Skipf("agentbox/%s:latest is not built (make images builds it)", image)
+	}
+	ws = filepath.Join(t.TempDir(), "ws")
+	if out, err := exec.Command("cp", "-R", "../../examples/"+name, ws).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	log = filepath.Join(t.TempDir(), "audit.jsonl")
+	args := append([]string{"run", "--no-memory", "--devcontainer", "--workspace", ws, "--audit", log,
+		"--script", "../../examples/" + name + ".yaml"}, extra...)
+	r := agentbox(t, nil, append(args, "run the tests and fix the failing one")...)
+	if r.code != 0 {
+		t.Fatalf("run: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	return ws, log
 }
