@@ -69,7 +69,35 @@ func baseEnv(t *testing.T) []string {
 	if h := os.Getenv("DOCKER_HOST"); h != "" {
 		env = append(env, "DOCKER_HOST="+h)
 	}
+	// A session killed in the test (SIGKILL) leaves its disk image and
+	// overlay mounted, as it would for a user: gc with the same state
+	// must release them before the directory is removed.
+	t.Cleanup(func() {
+		if len(mountsBelow(state)) == 0 {
+			return
+		}
+		abCmd{fullEnv: env}.run(t, "gc")
+		if left := mountsBelow(state); len(left) > 0 {
+			t.Errorf("gc left mounts of killed sessions: %q", left)
+		}
+	})
 	return env
+}
+
+// mountsBelow lists the mount points at or below dir.
+func mountsBelow(dir string) []string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
+			out = append(out, f[4])
+		}
+	}
+	return out
 }
 
 // inSandbox reports whether the sandbox has made name in the workspace ws,
