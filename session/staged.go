@@ -23,13 +23,17 @@ func (s *Session) newLive() error {
 			return err
 		}
 	}
-	// The upper layer sits on a size-bounded filesystem (sandbox.limits.disk,
-	// 2 GiB by default): everything the session writes stays there
+	// When the policy sets sandbox.limits.disk, the upper layer sits on a
+	// size-bounded filesystem: everything the session writes stays there
 	// (promoted files too), so a runaway writer fills the bound, not the
-	// host's disk. A bound the user set fails closed when it cannot be
-	// enforced; the default one says so in the header.
-	o := workspace.CopyOptions{Session: s.id, NoOverlay: s.o.NoOverlay,
-		DiskBytes: s.o.Policy.Sandbox.DiskBytes, DiskRequired: s.o.Policy.Sandbox.DiskSet}
+	// host's disk; a bound that cannot be enforced fails closed. Without
+	// it rw is not bounded: the image is mounted in agentbox's mount
+	// namespace, and an engine in another one (a private mount namespace,
+	// a second daemon) would stage into an empty directory instead.
+	o := workspace.CopyOptions{Session: s.id, NoOverlay: s.o.NoOverlay}
+	if s.o.Policy.Sandbox.DiskSet {
+		o.DiskBytes, o.DiskRequired = s.o.Policy.Sandbox.DiskBytes, true
+	}
 	l, err := workspace.NewLive(store, s.cfg.Workspace, o, agent.StageDecider(s.o.Policy))
 	if err != nil {
 		return fmt.Errorf("%w (or set AGENTBOX_STAGING=off to let the sandbox write into the workspace directly, checked only from inside the sandbox)", err)

@@ -29,7 +29,7 @@ files:
   read:
     allow: ["**"]
   write:
-    allow: ["src/**", "pkg/**", ".envrc", "ok.txt", "locked/**"]
+    allow: ["src/**", "pkg/**", "ok.txt", "locked/**"]
     deny: ["locked/**"]
 `)
 	cfg := `[core]\n\tfsmonitor = touch ` + marker + `\n`
@@ -59,7 +59,7 @@ os.chmod("pkg/inner", 0o555)
 		t.Fatalf("no pending session or held notice in %q", r.stderr)
 	}
 	held := ab.run(t, "changes", "--held", m[1])
-	for _, want := range []string{"src/HEAD", "src/config", "pkg/inner/HEAD", ".envrc", "hazard:git-repository", "hazard:host-runs"} {
+	for _, want := range []string{"src/HEAD", "src/config", "pkg/inner/HEAD", ".envrc", "hazard:git-repository"} {
 		if !strings.Contains(held.stdout, want) {
 			t.Errorf("changes --held lacks %s:\n%s", want, held.stdout)
 		}
