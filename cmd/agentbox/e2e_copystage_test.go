@@ -19,15 +19,7 @@ import (
 // a change to .git/config and a hook.
 func copyAttackScript(t *testing.T, marker string, commit bool) string {
 	t.Helper()
-	cfg := `[core]\n\tfsmonitor = touch ` + marker + `\n`
-	plant := func(dir string) string {
-		return `import os
-d = "` + dir + `"
-os.makedirs(d + "/objects", exist_ok=True); os.makedirs(d + "/refs/heads", exist_ok=True)
-open(d + "/HEAD", "w").write("ref: refs/heads/main\n")
-open(d + "/config", "w").write("` + cfg + `")
-`
-	}
+	cfg, plant := gitDirPlanter(marker)
 	deep := strings.Repeat("d/", 600)
 	s := `turns:
   - tool_calls:

@@ -72,15 +72,7 @@ func TestStagedGitDirAttacks(t *testing.T) {
 	testutil.RequireDocker(t)
 	ws := gitRepo(t)
 	marker := filepath.Join(t.TempDir(), "MARKER")
-	cfg := `[core]\n\tfsmonitor = touch ` + marker + `\n`
-	plant := func(dir string) string {
-		return `import os
-d = "` + dir + `"
-os.makedirs(d + "/objects", exist_ok=True); os.makedirs(d + "/refs/heads", exist_ok=True)
-open(d + "/HEAD", "w").write("ref: refs/heads/main\n")
-open(d + "/config", "w").write("` + cfg + `")
-`
-	}
+	cfg, plant := gitDirPlanter(marker)
 	deep := strings.Repeat("d/", 600)
 	script := filepath.Join(t.TempDir(), "script.yaml")
 	writeFile(t, script, `turns:
@@ -213,5 +205,21 @@ if os.fork() == 0:
 		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
 			t.Errorf("%s (written by a kept background process) reached the workspace", p)
 		}
+	}
+}
+
+// gitDirPlanter returns a git config whose core.fsmonitor touches marker
+// (host git running it leaves the marker) and plant, python that makes dir
+// a git repository under an ordinary name: HEAD, objects/, refs/ and that
+// config.
+func gitDirPlanter(marker string) (cfg string, plant func(dir string) string) {
+	cfg = `[core]\n\tfsmonitor = touch ` + marker + `\n`
+	return cfg, func(dir string) string {
+		return `import os
+d = "` + dir + `"
+os.makedirs(d + "/objects", exist_ok=True); os.makedirs(d + "/refs/heads", exist_ok=True)
+open(d + "/HEAD", "w").write("ref: refs/heads/main\n")
+open(d + "/config", "w").write("` + cfg + `")
+`
 	}
 }
