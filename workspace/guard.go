@@ -55,10 +55,7 @@ func (c *Copy) Hazards() ([]StagedChange, error) {
 		}
 		return out, nil
 	}
-	ownGit := false
-	if fi, err := os.Lstat(filepath.Join(c.Workspace, ".git")); err == nil && fi.IsDir() {
-		ownGit = true
-	}
+	ownGit := hasOwnGit(c.Workspace)
 	for _, ch := range c.Meta.Changes {
 		if ch.Change == ChangeIncomplete {
 			continue

@@ -2,8 +2,12 @@ package workspace
 
 import (
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/agentbox/agentbox/internal/fstree"
+	"golang.org/x/sys/unix"
 )
 
 // HostRunFiles are the files and directories host tools run or load by
@@ -107,4 +111,11 @@ func symlinkWhy(target string) string {
 	}
 	return "a symlink pointing outside the workspace (to " + strconv.Quote(target) + ") is never promoted; " +
 		"copy the file instead of linking it (a Python venv: python3 -m venv --copies)"
+}
+
+// hasOwnGit reports whether the workspace has its own repository: a .git
+// directory (not a link, not a gitdir: file) at its top.
+func hasOwnGit(workspace string) bool {
+	st, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(workspace, ".git"))
+	return err == nil && st.IsDir()
 }

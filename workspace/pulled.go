@@ -38,11 +38,7 @@ func (c *Copy) HoldPulled(callID string, decide WriteDecider) (*Checkpoint, erro
 		return nil, err
 	}
 	st.tree = true
-	ownGit := false
-	if fi, err := os.Lstat(filepath.Join(c.Workspace, ".git")); err == nil && fi.IsDir() {
-		ownGit = true
-	}
-	l := &lister{s: st, ownGit: ownGit, gitDirs: map[string]bool{}, heldDirs: map[string]bool{}}
+	l := st.newLister(false)
 	var held []StagedChange
 	for _, ch := range Diff(c.before, after) {
 		if ch.Change == ChangeIncomplete {

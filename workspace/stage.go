@@ -103,13 +103,14 @@ func (s *Stage) List() ([]StagedChange, error) { return s.list(false) }
 // (what agentbox apply would write), decided again.
 func (s *Stage) ListAll() ([]StagedChange, error) { return s.list(true) }
 
+// newLister decides changes against s's lower layer (the workspace).
+func (s *Stage) newLister(all bool) *lister {
+	return &lister{s: s, ownGit: hasOwnGit(s.Lower), all: all, gitDirs: map[string]bool{}, heldDirs: map[string]bool{}}
+}
+
 func (s *Stage) list(all bool) ([]StagedChange, error) {
-	ownGit := false
-	if st, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(s.Lower, ".git")); err == nil && st.IsDir() {
-		ownGit = true
-	}
 	s.dirs = map[string]fstree.Stamp{}
-	l := &lister{s: s, ownGit: ownGit, all: all, gitDirs: map[string]bool{}, heldDirs: map[string]bool{}}
+	l := s.newLister(all)
 	res, err := fstree.Walk(s.Upper, fstree.Options{Sorted: true}, l.visit)
 	if err != nil {
 		return nil, fmt.Errorf("reading the staged changes in %s: %w", s.Upper, err)
