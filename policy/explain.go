@@ -91,7 +91,7 @@ func WriteExplanation(w io.Writer, d Decision) error {
 	return nil
 }
 
-// WriteExplanationJSON prints the decision as DESIGN.md's explain JSON.
+// WriteExplanationJSON prints the decision as docs/DESIGN.md's explain JSON.
 func WriteExplanationJSON(w io.Writer, d Decision) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)

@@ -8,7 +8,7 @@ import (
 	"github.com/agentbox/agentbox/sandbox"
 )
 
-// Exit codes (DESIGN.md, "Exit codes").
+// Exit codes (docs/DESIGN.md, "Exit codes").
 const (
 	ExitOK          = 0   // success; exec passes the command's own code through
 	ExitFailed      = 1   // the task or a check failed

@@ -12,7 +12,7 @@ import (
 // hostExecuted reports whether the host's own tools run or load p as
 // configuration: git's config and hooks (in any .git directory, nested ones
 // included) and .envrc. Apply never writes these: a change the sandbox
-// made there would run on the host (DESIGN.md, "Enforcement in layers").
+// made there would run on the host (docs/DESIGN.md, "Enforcement in layers").
 func hostExecuted(p string) bool {
 	if path.Base(p) == ".envrc" {
 		return true

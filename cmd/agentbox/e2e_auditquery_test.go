@@ -133,7 +133,7 @@ func TestAuditReplayNoTerminalAsk(t *testing.T) {
 	}
 }
 
-// TestAuditFlagsAfterFile: DESIGN.md writes `audit replay FILE --policy NEW`
+// TestAuditFlagsAfterFile: docs/DESIGN.md writes `audit replay FILE --policy NEW`
 // and `audit show FILE [filters]`; flags after FILE must work too.
 func TestAuditFlagsAfterFile(t *testing.T) {
 	testutil.RequireDocker(t)

@@ -59,7 +59,7 @@ func TestPolicyCheckCLI(t *testing.T) {
 	}
 }
 
-// explained is DESIGN.md's explain JSON.
+// explained is docs/DESIGN.md's explain JSON.
 type explained struct {
 	Decision string `json:"decision"`
 	Reason   string `json:"reason"`

@@ -20,7 +20,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Exit codes (DESIGN.md; session owns them).
+// Exit codes (docs/DESIGN.md; session owns them).
 const (
 	exitOK          = session.ExitOK
 	exitFailed      = session.ExitFailed

@@ -167,7 +167,7 @@ func runCommand() *cli.Command {
 	}
 }
 
-// runError maps the run's error to an exit code (DESIGN.md). When the
+// runError maps the run's error to an exit code (docs/DESIGN.md). When the
 // printer already reported the error, only the code is returned.
 func runError(err error, reported bool) error {
 	if reported {

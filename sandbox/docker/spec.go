@@ -12,7 +12,7 @@ import (
 // executorPath is where the executor binary is mounted in the container.
 const executorPath = "/.agentbox/agentbox"
 
-// containerSpec is every hardening default of DESIGN.md in one place:
+// containerSpec is every hardening default of docs/DESIGN.md in one place:
 // seccomp is the profile (see seccompProfile), masks the file-rule mounts.
 func containerSpec(cfg sandbox.Config, exe, id string, owner map[string]string, host, seccomp string, masks []mount.Mount) (*container.Config, *container.HostConfig) {
 	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/tmp"}

@@ -2,7 +2,7 @@ package executor
 
 import "golang.org/x/sys/unix"
 
-// maxNofile is the open-files bound of every command (DESIGN.md's ulimits).
+// maxNofile is the open-files bound of every command (docs/DESIGN.md's ulimits).
 const maxNofile = 4096
 
 // lowerRlimits applies agentbox's ulimits to the executor and so to every

@@ -44,7 +44,7 @@ func meta(id string, cfg sandbox.Config, owner map[string]string, host string) m
 	}
 }
 
-// podSpec is every hardening default of DESIGN.md as a pod: non-root, no
+// podSpec is every hardening default of docs/DESIGN.md as a pod: non-root, no
 // privilege escalation, no capabilities, read-only root, RuntimeDefault
 // seccomp, no service-account token, no host namespaces or paths, limits
 // from the policy, the workspace and /tmp as bounded emptyDirs.

@@ -59,7 +59,7 @@ func HardeningChecks() []string {
 	return names
 }
 
-// RunHardening observes the hardening defaults of DESIGN.md from inside a
+// RunHardening observes the hardening defaults of docs/DESIGN.md from inside a
 // sandbox. diffs names the checks whose expected value differs on this
 // tier, with the reason; a difference naming no check fails the test.
 func RunHardening(t *testing.T, start Start, diffs map[string]Difference) {
