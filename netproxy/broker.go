@@ -3,6 +3,7 @@ package netproxy
 import (
 	"crypto/x509"
 	"errors"
+	"sync"
 
 	"github.com/agentbox/agentbox/policy"
 )
@@ -45,6 +46,9 @@ type Broker struct {
 	Roots *x509.CertPool
 	// Call returns the call running now ("" ID between calls); nil: none.
 	Call func() Call
+
+	scrubOnce sync.Once
+	scrub     *scrubber
 }
 
 // KindSecretMisuse is Event.Alarm for a placeholder sent where its secret
@@ -74,22 +78,16 @@ func (b *Broker) call() Call {
 	return b.Call()
 }
 
-// values are the secrets' real values and their encoded forms, for
-// scrubbing.
-func (b *Broker) values() [][]byte {
-	var out [][]byte
-	for _, s := range b.Secrets {
-		out = append(out, scrubForms(s.Value)...)
-	}
-	return out
-}
-
-// secretHost reports whether t is a destination of some secret.
-func (b *Broker) secretHost(t policy.NetTarget) bool {
-	for _, s := range b.Secrets {
-		if s.Spec.MatchesHost(t) {
-			return true
+// scrubber finds the secrets' values in responses (nil: no secret).
+func (b *Broker) scrubber() *scrubber {
+	b.scrubOnce.Do(func() {
+		vals := make([]string, len(b.Secrets))
+		for i, s := range b.Secrets {
+			vals[i] = s.Value
 		}
-	}
-	return false
+		if len(vals) > 0 {
+			b.scrub = newScrubber(vals)
+		}
+	})
+	return b.scrub
 }

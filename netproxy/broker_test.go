@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentbox/agentbox/policy"
 )
 
 const (
@@ -146,7 +148,7 @@ func (bh *brokerHarness) do(t *testing.T, method, rawURL string, hdr map[string]
 }
 
 func TestBrokerSubstitutesOnlyForItsHostsAndScrubs(t *testing.T) {
-	bh := startBroker(t, "", nil)
+	bh := startBroker(t, ", headers: [Authorization, x-token]", nil)
 	bh.call = Call{ID: "call_7", Command: "curl ..."}
 	body := "payload for the receipt"
 	for _, hdr := range []map[string]string{
@@ -239,7 +241,7 @@ func TestBrokerRefusesMisuseAndDeniedRequests(t *testing.T) {
 }
 
 func TestBrokerAlteredPlaceholderNotSubstituted(t *testing.T) {
-	bh := startBroker(t, "", nil)
+	bh := startBroker(t, ", headers: [X-Token]", nil)
 	for _, alt := range []string{
 		strings.ToUpper(testPlaceholder),
 		url.QueryEscape(testPlaceholder[:10]) + "%2D" + testPlaceholder[11:],
@@ -287,7 +289,7 @@ func TestBrokerUpstreamCertMustVerify(t *testing.T) {
 }
 
 func TestScrubReaderSplits(t *testing.T) {
-	vals := [][]byte{[]byte(testValue), []byte("short-secret")}
+	vals := newScrubber([]string{testValue, "short-secret"})
 	src := strings.Repeat("x", 70000) + testValue + "yy" + testValue[:5] + "short-secret" + testValue
 	want := strings.Repeat("x", 70000) + strings.Repeat("*", len(testValue)) + "yy" + testValue[:5] + "************" + strings.Repeat("*", len(testValue))
 	for _, chunk := range []int{1, 3, 7, 100, 4096, 1 << 20} {
@@ -318,7 +320,7 @@ func FuzzScrubReader(f *testing.F) {
 		if n <= 0 || n > 1<<16 {
 			n = 1
 		}
-		got, err := io.ReadAll(newScrubReader(&chunked{s: string(data), n: n}, [][]byte{[]byte(testValue)}))
+		got, err := io.ReadAll(newScrubReader(&chunked{s: string(data), n: n}, newScrubber([]string{testValue})))
 		if err != nil || len(got) != len(data) || bytes.Contains(got, []byte(testValue)) {
 			t.Fatalf("scrub of %q: %q %v", data, got, err)
 		}
@@ -337,7 +339,7 @@ func TestBrokerPassthroughAndPlainHTTP(t *testing.T) {
   allow: ["127.0.0.1"]
   passthrough: ["127.0.0.1:%s"]
 secrets:
-  TOKEN: {from: "env:BROKER_TEST_TOKEN", hosts: ["127.0.0.1:%s"]}
+  TOKEN: {from: "env:BROKER_TEST_TOKEN", hosts: ["127.0.0.1:%s"], allow_plaintext: true}
 `, upstreamPort(up), pport)
 	pol := mustPolicy(t, yaml)
 	ca, _ := NewCA("t")
@@ -359,7 +361,8 @@ secrets:
 	if ev.Intercept || !strings.Contains(ev.Reason, "passthrough") {
 		t.Errorf("passthrough event %+v", ev)
 	}
-	// Plain http:// through the broker: substituted for the secret's host.
+	// Plain http:// through the broker: substituted for the secret's host
+	// (allow_plaintext).
 	pc := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}
 	req, _ := http.NewRequest("GET", plain.URL+"/p", nil)
 	req.Header.Set("Authorization", "Bearer "+testPlaceholder)
@@ -397,9 +400,10 @@ func FuzzPlaceholderSubstitution(f *testing.F) {
 		h := http.Header{}
 		h.Set("X-A", v)
 		req := &http.Request{Header: h, RequestURI: "/"}
-		b := &Broker{Secrets: []Secret{{Placeholder: testPlaceholder, Value: testValue}}}
-		found := len(b.placeholdersIn(req)) > 0
-		substitute(h, testPlaceholder, testValue)
+		b := &Broker{Secrets: []Secret{{Spec: &policy.Secret{Headers: []string{"X-A"}}, Placeholder: testPlaceholder, Value: testValue}}}
+		used, _ := b.placeholdersIn(req)
+		found := len(used) > 0
+		substitute(h, []string{"X-A"}, testPlaceholder, testValue)
 		got := h.Get("X-A")
 		if !found && got != v {
 			t.Fatalf("changed a header without the placeholder: %q -> %q", v, got)
@@ -411,7 +415,7 @@ func FuzzPlaceholderSubstitution(f *testing.F) {
 }
 
 func TestScrubEncodedForms(t *testing.T) {
-	vals := scrubForms(testValue)
+	vals := newScrubber([]string{testValue})
 	for _, prefix := range []string{"", "x", "x:", "abc:"} {
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
 			in := enc.EncodeToString([]byte(prefix + testValue + "-suffix"))

@@ -2,10 +2,7 @@ package netproxy
 
 import (
 	"bufio"
-	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"hash"
@@ -38,13 +35,13 @@ func (p *Proxy) exchange(cw io.Writer, req *http.Request, uw io.Writer, ubr *buf
 	if upath == "" {
 		upath = "/"
 	}
-	used := b.placeholdersIn(req)
+	used, stray := b.placeholdersIn(req)
 	inBody, err := b.placeholdersInBody(req)
 	if err != nil {
 		ev.Err = "read request body: " + err.Error()
 		return false
 	}
-	carried := union(used, inBody) // for misuse; only headers are substituted
+	carried := union(union(used, stray), inBody) // for misuse; only named headers are substituted
 	if ambiguousPath(req.URL) && (b.Rules.HasRules(t) || len(carried) > 0) {
 		return p.answer(cw, ev, 403, RuleRequest, "", fmt.Sprintf("%s %s refused: a path with dot segments, empty segments or encoded slashes is ambiguous to the rules; send it normalised", req.Method, t), carried, "")
 	}
@@ -61,11 +58,17 @@ func (p *Proxy) exchange(cw io.Writer, req *http.Request, uw io.Writer, ubr *buf
 			return p.answer(cw, ev, 403, d.Rule, d.Text, fmt.Sprintf("%s %s%s refused: the request body carries the placeholder of %s: %s", req.Method, t, upath, s.Spec.Name, why), carried, why)
 		}
 	}
+	for _, s := range stray {
+		why := fmt.Sprintf("the placeholder of %s is put only into secrets.%s.headers (%s), never into the request line or another header", s.Spec.Name, s.Spec.Name, strings.Join(s.Spec.Headers, ", "))
+		return p.answer(cw, ev, 403, d.Rule, d.Text, fmt.Sprintf("%s %s%s refused: %s", req.Method, t, upath, why), carried, "")
+	}
 	for _, s := range used {
 		why := ""
 		switch {
 		case !s.Spec.MatchesHost(t):
 			why = fmt.Sprintf("%s is not one of secrets.%s.hosts", t, s.Spec.Name)
+		case !overTLS && !s.Spec.AllowPlaintext:
+			why = fmt.Sprintf("the request is plain HTTP and secrets.%s goes out only inside TLS (use https://, or set allow_plaintext: true)", s.Spec.Name)
 		case !b.Rules.SecretDuring(s.Spec, call.Command):
 			why = fmt.Sprintf("secrets.%s is bound to calls matching %q and the running call (%s) does not match", s.Spec.Name, s.Spec.DuringText(), orNone(call.ID))
 		}
@@ -82,7 +85,7 @@ func (p *Proxy) exchange(cw io.Writer, req *http.Request, uw io.Writer, ubr *buf
 		names := make([]string, len(used))
 		for i, s := range used {
 			names[i] = s.Spec.Name
-			substitute(req.Header, s.Placeholder, s.Value)
+			substitute(req.Header, s.Spec.Headers, s.Placeholder, s.Value)
 		}
 		ev.Secret = strings.Join(names, ",")
 		sum = sha256.New()
@@ -91,8 +94,8 @@ func (p *Proxy) exchange(cw io.Writer, req *http.Request, uw io.Writer, ubr *buf
 			io.Closer
 		}{io.TeeReader(req.Body, sum), req.Body}
 	}
-	scrub := b.secretHost(t)
-	if scrub {
+	sc := b.scrubber()
+	if sc != nil {
 		req.Header.Set("Accept-Encoding", "identity") // the body must be readable to be scrubbed
 	}
 
@@ -147,38 +150,13 @@ func (p *Proxy) exchange(cw io.Writer, req *http.Request, uw io.Writer, ubr *buf
 		keep = false
 	}
 	resp.Close = !keep
-	if vals := b.values(); len(vals) > 0 {
-		for k, vs := range resp.Header {
-			for i := range vs {
-				vs[i] = scrubString(vs[i], vals)
-			}
-			resp.Header[k] = vs
+	if sc != nil {
+		if err := scrubResponse(resp, sc); err != nil {
+			ev.Err = err.Error()
+			p.answer(cw, ev, 502, ev.Rule, ev.RuleText, fmt.Sprintf("%s %s%s: %v", req.Method, t, upath, err), nil, "")
+			ev.Decision = Allow
+			return false
 		}
-		if ce := strings.ToLower(resp.Header.Get("Content-Encoding")); scrub && ce != "" && ce != "identity" {
-			if ce != "gzip" {
-				ev.Err = "response encoded as " + ce
-				p.answer(cw, ev, 502, ev.Rule, ev.RuleText, fmt.Sprintf("%s %s%s: the upstream answered with Content-Encoding %s, which the proxy cannot scrub of secrets", req.Method, t, upath, clip(ce)), nil, "")
-				ev.Decision = Allow
-				return false
-			}
-			zr, err := gzip.NewReader(resp.Body)
-			if err != nil {
-				ev.Err = "gzip: " + err.Error()
-				return false
-			}
-			resp.Body = struct {
-				io.Reader
-				io.Closer
-			}{zr, resp.Body}
-			resp.Header.Del("Content-Encoding")
-			resp.Header.Del("Content-Length")
-			resp.ContentLength = -1
-			resp.TransferEncoding = []string{"chunked"}
-		}
-		resp.Body = struct {
-			io.Reader
-			io.Closer
-		}{newScrubReader(resp.Body, vals), resp.Body}
 	}
 	downW := &countWriter{w: cw}
 	err = resp.Write(downW)
@@ -255,102 +233,4 @@ func ambiguousPath(u interface{ EscapedPath() string }) bool {
 	}
 	trimmed := strings.TrimSuffix(raw, "/")
 	return path.Clean(trimmed) != trimmed
-}
-
-// placeholdersIn lists the secrets whose placeholder appears, exactly, in
-// the request's target or headers (Basic credentials decoded).
-func (b *Broker) placeholdersIn(req *http.Request) []Secret {
-	var hay strings.Builder
-	hay.WriteString(req.RequestURI)
-	hay.WriteByte('\n')
-	for k, vs := range req.Header {
-		hay.WriteString(k)
-		for _, v := range vs {
-			hay.WriteByte('\n')
-			hay.WriteString(v)
-			if u, pw, ok := basic(v); ok {
-				hay.WriteString("\n" + u + "\n" + pw)
-			}
-		}
-	}
-	s := hay.String()
-	var out []Secret
-	for _, sec := range b.Secrets {
-		if strings.Contains(s, sec.Placeholder) {
-			out = append(out, sec)
-		}
-	}
-	return out
-}
-
-// bodyScanBytes is how much of a request body is read ahead and searched
-// for placeholders before the request is sent.
-const bodyScanBytes = 64 << 10
-
-// placeholdersInBody lists the secrets whose placeholder appears in the
-// first bodyScanBytes of the body; the body is left whole for sending.
-func (b *Broker) placeholdersInBody(req *http.Request) ([]Secret, error) {
-	if req.Body == nil || req.Body == http.NoBody || len(b.Secrets) == 0 {
-		return nil, nil
-	}
-	buf := make([]byte, bodyScanBytes)
-	n, err := io.ReadFull(req.Body, buf)
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-		return nil, err
-	}
-	buf = buf[:n]
-	req.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(buf), req.Body), req.Body}
-	var out []Secret
-	for _, s := range b.Secrets {
-		if bytes.Contains(buf, []byte(s.Placeholder)) {
-			out = append(out, s)
-		}
-	}
-	return out, nil
-}
-
-func union(a, b []Secret) []Secret {
-	out := append([]Secret(nil), a...)
-	for _, s := range b {
-		dup := false
-		for _, x := range out {
-			dup = dup || x.Placeholder == s.Placeholder
-		}
-		if !dup {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// basic decodes "Basic base64(user:pass)".
-func basic(v string) (user, pass string, ok bool) {
-	scheme, enc, found := strings.Cut(strings.TrimSpace(v), " ")
-	if !found || !strings.EqualFold(scheme, "Basic") {
-		return "", "", false
-	}
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(enc))
-	if err != nil {
-		return "", "", false
-	}
-	return strings.Cut(string(raw), ":")
-}
-
-// substitute puts value in place of the placeholder in every header value,
-// inside Basic credentials too.
-func substitute(h http.Header, placeholder, value string) {
-	for k, vs := range h {
-		for i, v := range vs {
-			if u, pw, ok := basic(v); ok && (strings.Contains(u, placeholder) || strings.Contains(pw, placeholder)) {
-				cred := strings.ReplaceAll(u, placeholder, value) + ":" + strings.ReplaceAll(pw, placeholder, value)
-				vs[i] = "Basic " + base64.StdEncoding.EncodeToString([]byte(cred))
-				continue
-			}
-			vs[i] = strings.ReplaceAll(v, placeholder, value)
-		}
-		h[k] = vs
-	}
 }

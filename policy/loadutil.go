@@ -149,6 +149,22 @@ func (l *loader) int(f string, n *yaml.Node) (int64, bool) {
 	return i, true
 }
 
+func (l *loader) boolean(f string, n *yaml.Node) (bool, bool) {
+	if l.alias(n, f) {
+		return false, false
+	}
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+		l.errorf(n, f, "must be true or false, not %s", describe(n))
+		return false, false
+	}
+	b, err := strconv.ParseBool(n.Value)
+	if err != nil {
+		l.errorf(n, f, "%q: write true or false", n.Value)
+		return false, false
+	}
+	return b, true
+}
+
 func (l *loader) enum(f string, n *yaml.Node, dst *string, options ...string) {
 	enum(l, f, n, dst, options...)
 }

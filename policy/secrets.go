@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/textproto"
 	"os"
 	"os/exec"
 	"regexp"
@@ -21,11 +22,17 @@ import (
 type Secret struct {
 	Name   string    // the sandbox variable holding the placeholder
 	From   string    // env:NAME | file:PATH | command:ARGV, as written
-	Hosts  []NetRule // the only destinations the value is sent to
-	During []*rule   // when non-empty: only while a call matching one of them runs
-	kind   string    // env | file | command
-	arg    string    // the variable, the path
-	argv   []string  // the command
+	Hosts  []NetRule // the only destinations the value is sent to (a portless entry means 443)
+	During []*rule   // when non-empty: only into connections of a program matching one of them
+	// Headers are the only request headers the value is put into
+	// (canonical names; default Authorization, Basic credentials included).
+	Headers []string
+	// AllowPlaintext lets the value go out over plain HTTP; by default it
+	// is substituted only inside TLS.
+	AllowPlaintext bool
+	kind           string   // env | file | command
+	arg            string   // the variable, the path
+	argv           []string // the command
 }
 
 // DuringText is secrets.NAME.during as written.
@@ -162,12 +169,26 @@ func (l *loader) secrets(f string, n *yaml.Node, p *Policy) {
 			"hosts": func(f string, v *yaml.Node) {
 				sawHosts = true
 				s.Hosts = l.netRules(f, v)
+				for i := range s.Hosts {
+					if s.Hosts[i].Port == 0 {
+						s.Hosts[i].Port = 443 // a credential goes to the TLS port unless a port is named
+					}
+				}
 				if len(s.Hosts) > 0 {
 					l.netChecks = append(l.netChecks, netCheck{field: f, node: v, hosts: s.Hosts, secret: true})
 				}
 			},
-			"during": func(f string, v *yaml.Node) { s.During = l.rules(f, v, Allow) },
+			"during":  func(f string, v *yaml.Node) { s.During = l.rules(f, v, Allow) },
+			"headers": func(f string, v *yaml.Node) { s.Headers = l.secretHeaders(f, v) },
+			"allow_plaintext": func(f string, v *yaml.Node) {
+				if b, ok := l.boolean(f, v); ok {
+					s.AllowPlaintext = b
+				}
+			},
 		})
+		if len(s.Headers) == 0 {
+			s.Headers = []string{"Authorization"}
+		}
 		if v.Kind != yaml.MappingNode {
 			continue
 		}
@@ -185,6 +206,41 @@ func (l *loader) secrets(f string, n *yaml.Node, p *Policy) {
 	if len(p.secrets) > 0 || len(n.Content) > 0 {
 		l.netChecks = append(l.netChecks, netCheck{field: f, node: n})
 	}
+}
+
+// noSecretHeaders are headers a value may not be put into: they frame
+// the request or route it, or the proxy drops them.
+var noSecretHeaders = map[string]bool{
+	"Host": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true,
+	"Proxy-Connection": true, "Keep-Alive": true, "Proxy-Authorization": true, "Te": true,
+	"Trailer": true, "Upgrade": true, "Expect": true, "Content-Encoding": true,
+}
+
+// secretHeaders loads secrets.NAME.headers: header names, canonicalised.
+func (l *loader) secretHeaders(f string, n *yaml.Node) []string {
+	var out []string
+	for i, it := range l.seq(f, n) {
+		hf := fmt.Sprintf("%s[%d]", f, i)
+		h, ok := l.str(hf, it)
+		if !ok {
+			continue
+		}
+		if h == "" || strings.IndexFunc(h, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
+			l.errorf(it, hf, "%q is not a header name; write one like Authorization or X-Api-Key", h)
+			continue
+		}
+		h = textproto.CanonicalMIMEHeaderKey(h)
+		if noSecretHeaders[h] {
+			l.errorf(it, hf, "%s frames or routes the request; a secret cannot be put into it (name the header that carries the credential, like Authorization)", h)
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+func isTokenChar(r rune) bool {
+	return r < 0x7f && r > 0x20 && !strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r)
 }
 
 // parseFrom checks a source: the variable name, a readable file, or a

@@ -265,7 +265,7 @@ network:
     - {host: "127.0.0.1:%[2]s", paths: ["/api/admin/**"], action: deny}
     - {host: "127.0.0.1:%[2]s", methods: [DELETE], action: deny}
 secrets:
-  TOKEN: {from: "env:CREDS_E2E_TOKEN", hosts: ["127.0.0.1:%[2]s"]}
+  TOKEN: {from: "env:CREDS_E2E_TOKEN", hosts: ["127.0.0.1:%[2]s"], headers: [Authorization, X-Token]}
 `, caFile, goodPort), 0o644)
 	ws := t.TempDir()
 	writeFile(t, filepath.Join(ws, "probe.py"), fmt.Sprintf(credsProbe, value[:10], hex.EncodeToString(sum[:]), len(value), goodPort, otherPort), 0o644)
