@@ -18,7 +18,8 @@ type Usage struct {
 	FailedCalls     int     `json:"failed_calls"` // commands that exited non-zero
 	Denials         int     `json:"denials"`      // calls the policy denied
 	ExecDenials     int     `json:"exec_denials"` // programs stopped at exec time
-	Alarms          int     `json:"alarms"`
+	Alarms          int     `json:"alarms"`       // forbidden effects found and undone, unexpected programs, refused egress
+	Held            int     `json:"held"`         // changes held back from the copy (agentbox changes SESSION --held)
 	TimedOutCalls   int     `json:"timed_out_calls"`
 	OOMKills        int     `json:"oom_kills"`
 	CPUSeconds      float64 `json:"cpu_seconds"`
@@ -35,6 +36,7 @@ func (t *Usage) add(u Usage) {
 	t.Denials += u.Denials
 	t.ExecDenials += u.ExecDenials
 	t.Alarms += u.Alarms
+	t.Held += u.Held
 	t.TimedOutCalls += u.TimedOutCalls
 	t.OOMKills += u.OOMKills
 	t.CPUSeconds += u.CPUSeconds
@@ -89,7 +91,11 @@ func (a *accountingLog) count(rec *audit.Record) {
 	case audit.EventExecDenied:
 		u.ExecDenials++
 	case audit.EventAlarm:
-		u.Alarms++
+		if rec.Action == "held" {
+			u.Held++ // a held change is recorded as an alarm with action held
+		} else {
+			u.Alarms++
+		}
 	case audit.EventNet:
 		if rec.BytesUp != nil {
 			u.NetBytes += *rec.BytesUp

@@ -109,6 +109,10 @@ type Config struct {
 	// Each batch works in WorkRoot/<batch id>, owned by this process: gc
 	// removes it only once this process is proven gone.
 	WorkRoot string
+	// HeldStore is where a task's held changes are kept for review, as an
+	// ended staged session (agentbox changes SESSION --held; the CLI:
+	// workspace.DefaultStore); "" = not kept.
+	HeldStore string
 	// EndpointFailures is how many tasks in a row may end with the model
 	// endpoint failing before no more tasks start (0 =
 	// DefaultEndpointFailures; see breaker.go).
@@ -126,7 +130,8 @@ type Summary struct {
 	NotRun      int            `json:"not_run"` // interrupted or never started
 	ByStatus    map[string]int `json:"by_status"`
 	DeniedCalls int            `json:"denied_calls"`
-	Usage       Usage          `json:"usage"` // the finished tasks' usage, summed
+	Review      int            `json:"review"` // finished tasks with held changes or alarms (shown marked: ok!)
+	Usage       Usage          `json:"usage"`  // the finished tasks' usage, summed
 	Tokens      int            `json:"tokens"`
 	DurationMS  int64          `json:"duration_ms"`
 	TasksPerMin float64        `json:"tasks_per_min"` // tasks finished in this run
@@ -230,6 +235,11 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		b.prog.count(l)
 	}
 	start := time.Now()
+	if cfg.Resume {
+		if msg := resumeNote(cfg, finished, interrupted, len(pending)); msg != "" {
+			b.prog.notice(msg)
+		}
+	}
 	b.prog.draw()
 	if cfg.MetricsAddr != "" {
 		stop, err := b.serveMetrics(cfg.MetricsAddr)
@@ -295,6 +305,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		s.Tasks = append(s.Tasks, l)
 		s.ByStatus[l.Status]++
 		s.DeniedCalls += l.DeniedCalls
+		if l.Review != "" {
+			s.Review++
+		}
 		s.Usage.add(l.Usage)
 		s.Tokens += l.Tokens
 		if l.Status == agent.StatusOK {

@@ -50,6 +50,7 @@ func (b *batcher) writeMetrics(w io.Writer) {
 	for k, v := range p.byStat {
 		byStat[k] = v
 	}
+	review, held, alarms := p.review, p.held, p.alarms
 	perMin := 0.0
 	if el := time.Since(p.start); el > 0 {
 		perMin = float64(p.ran) / el.Minutes()
@@ -73,6 +74,9 @@ func (b *batcher) writeMetrics(w io.Writer) {
 	for _, s := range stats {
 		fmt.Fprintf(w, "agentbox_batch_tasks_done_total{%s,status=%q} %d\n", lb, s, byStat[s])
 	}
+	metric("agentbox_batch_tasks_to_review_total", "counter", "Finished tasks with held changes or alarms, a resumed batch's earlier runs included (shown marked: ok!).", review, "")
+	metric("agentbox_batch_held_changes_total", "counter", "Changes held back from the tasks' copies in this run (agentbox changes SESSION --held).", held, "")
+	metric("agentbox_batch_alarms_total", "counter", "Alarms of the tasks finished in this run (forbidden effects undone, unexpected programs, refused egress).", alarms, "")
 	metric("agentbox_batch_tasks_per_minute", "gauge", "Tasks finished per minute in this run.", fmt.Sprintf("%.3f", perMin), "")
 	metric("agentbox_batch_slot_waits_total", "counter", "Times a sandbox waited for a slot of the host-wide cap.", b.slots.waits.Load(), "")
 	metric("agentbox_batch_slot_waiting", "gauge", "Sandboxes waiting for a slot now.", b.slots.waiting.Load(), "")

@@ -35,6 +35,9 @@ type progress struct {
 	ok      int
 	failed  int
 	denied  int
+	review  int // finished tasks with held changes or alarms
+	held    int // held changes of the tasks finished in this run
+	alarms  int // alarms of the tasks finished in this run
 	start   time.Time
 	drawn   bool
 	running []*Task              // started and not finished, oldest first
@@ -87,6 +90,9 @@ func (p *progress) add(l Line) {
 		p.failed++
 	}
 	p.denied += l.DeniedCalls
+	if l.Review != "" {
+		p.review++
+	}
 }
 
 // draw shows the current state (on a terminal).
@@ -97,9 +103,7 @@ func (p *progress) draw() {
 		return
 	}
 	if p.tty {
-		p.redraw()
-	} else if p.done > 0 {
-		fmt.Fprintf(p.w, "batch: %d of %d tasks already finished; running the other %d\n", p.done, p.total, p.pending)
+		p.redraw() // a resumed batch said what it skips (resumeNote)
 	}
 }
 
@@ -121,6 +125,9 @@ func (p *progress) columns() int {
 // the bar goes first, then the running task's text is cut, then the rest.
 func (p *progress) line(cols int) string {
 	s := fmt.Sprintf("%d/%d  ok %d  failed %d  denied-calls %d", p.done, p.total, p.ok, p.failed, p.denied)
+	if p.review > 0 {
+		s += fmt.Sprintf("  review %d", p.review)
+	}
 	if p.ran > 0 && p.ran < p.pending {
 		per := time.Since(p.start) / time.Duration(p.ran)
 		s += "  eta " + shortDuration(per*time.Duration(p.pending-p.ran))
@@ -162,12 +169,14 @@ func (p *progress) finished(l Line) {
 	p.add(l)
 	p.ran++
 	p.byStat[l.Status]++
+	p.held += l.Held
+	p.alarms += l.Alarms
 	p.stopped(l.ID)
 	if p.quiet {
 		return
 	}
 	if p.tty {
-		if l.Status != agent.StatusOK {
+		if l.Status != agent.StatusOK || l.Review != "" {
 			fmt.Fprintf(p.w, "\r\x1b[K%s: %s\n", l.ID, taskSummary(l))
 		}
 		p.redraw()
@@ -201,10 +210,13 @@ func (p *progress) end() {
 }
 
 func taskSummary(l Line) string {
-	s := fmt.Sprintf("%s (exit %d)  %d steps  %d files changed  %s", l.Status, l.Exit, l.Steps, len(l.FilesChanged),
+	s := fmt.Sprintf("%s (exit %d)  %d steps  %d files changed  %s", l.ShownStatus(), l.Exit, l.Steps, len(l.FilesChanged),
 		shortDuration(time.Duration(l.DurationMS)*time.Millisecond))
 	if l.DeniedCalls > 0 {
 		s += fmt.Sprintf("  %d denied", l.DeniedCalls)
+	}
+	if l.Review != "" {
+		s += "  review: " + l.Review
 	}
 	if l.Error != "" {
 		s += "  " + textutil.OneLine(l.Error, 160)
@@ -231,24 +243,27 @@ func (s Summary) WriteTable(w io.Writer) {
 	for _, l := range s.Tasks {
 		width = max(width, len(l.ID))
 	}
-	fmt.Fprintf(w, "%-*s  %-12s %4s %5s %8s %8s %6s  %-12s %5s %5s\n", width, "id", "status", "exit", "steps", "tokens", "time", "files", "session", "calls", "fail")
+	fmt.Fprintf(w, "%-*s  %-12s %4s %5s %8s %8s %6s %5s %6s  %-12s %5s %5s\n", width, "id", "status", "exit", "steps", "tokens", "time", "files", "held", "alarms", "session", "calls", "fail")
 	for _, l := range s.Tasks {
 		sess := l.Session
 		if len(sess) > 12 {
 			sess = sess[:12]
 		}
-		fmt.Fprintf(w, "%-*s  %-12s %4d %5d %8d %8s %6d  %-12s %5d %5d\n", width, l.ID, l.Status, l.Exit, l.Steps, l.Tokens,
-			shortDuration(time.Duration(l.DurationMS)*time.Millisecond), len(l.FilesChanged), sess, l.Usage.Calls, l.Usage.FailedCalls)
+		fmt.Fprintf(w, "%-*s  %-12s %4d %5d %8d %8s %6d %5d %6d  %-12s %5d %5d\n", width, l.ID, l.ShownStatus(), l.Exit, l.Steps, l.Tokens,
+			shortDuration(time.Duration(l.DurationMS)*time.Millisecond), len(l.FilesChanged), l.Held, l.Alarms, sess, l.Usage.Calls, l.Usage.FailedCalls)
 	}
 	fmt.Fprintf(w, "%d tasks: %d ok, %d failed, %d not run", s.Total, s.OK, s.Failed, s.NotRun)
+	if s.Review > 0 {
+		fmt.Fprintf(w, "; %d to review (marked !: %s)", s.Review, plural(s.Usage.Held, "held change")+", "+plural(s.Usage.Alarms, "alarm"))
+	}
 	if s.Skipped > 0 {
 		fmt.Fprintf(w, " (%d finished earlier)", s.Skipped)
 	}
 	fmt.Fprintf(w, "; %d denied calls, %d tokens, %s (%.1f tasks/min); results in %s\n", s.DeniedCalls, s.Tokens,
 		shortDuration(time.Duration(s.DurationMS)*time.Millisecond), s.TasksPerMin, s.Results)
 	u := s.Usage
-	fmt.Fprintf(w, "inside: %d calls (%d failed, %d timed out), %d exec denials, %d alarms, %d OOM kills", u.Calls, u.FailedCalls,
-		u.TimedOutCalls, u.ExecDenials, u.Alarms, u.OOMKills)
+	fmt.Fprintf(w, "inside: %d calls (%d failed, %d timed out), %d exec denials, %d alarms, %d held changes, %d OOM kills", u.Calls, u.FailedCalls,
+		u.TimedOutCalls, u.ExecDenials, u.Alarms, u.Held, u.OOMKills)
 	if u.Measured {
 		fmt.Fprintf(w, ", %.1f CPU-s, peak %d MiB, %d MiB written", u.CPUSeconds, u.PeakMemoryBytes>>20, u.BytesWritten>>20)
 	}

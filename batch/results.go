@@ -22,22 +22,29 @@ const (
 
 // Line is one line of results.jsonl: one finished task.
 type Line struct {
-	ID               string             `json:"id"`
-	Status           string             `json:"status"`
-	Exit             int                `json:"exit"` // what `agentbox run` would exit with
-	Steps            int                `json:"steps"`
-	PromptTokens     int                `json:"prompt_tokens"`
-	CompletionTokens int                `json:"completion_tokens"`
-	Tokens           int                `json:"tokens"`
-	DurationMS       int64              `json:"duration_ms"`
-	WaitMS           int64              `json:"wait_ms"` // from pick-up to a running sandbox
-	Session          string             `json:"session"`
-	Batch            string             `json:"batch,omitempty"` // the batch id of the run that ran it
-	DeniedCalls      int                `json:"denied_calls"`
-	FilesChanged     []audit.FileChange `json:"files_changed"`
-	Error            string             `json:"error,omitempty"`
-	Usage            Usage              `json:"usage"` // what happened inside the task
-	Started          time.Time          `json:"started"`
+	ID               string `json:"id"`
+	Status           string `json:"status"`
+	Exit             int    `json:"exit"` // what `agentbox run` would exit with
+	Steps            int    `json:"steps"`
+	PromptTokens     int    `json:"prompt_tokens"`
+	CompletionTokens int    `json:"completion_tokens"`
+	Tokens           int    `json:"tokens"`
+	DurationMS       int64  `json:"duration_ms"`
+	WaitMS           int64  `json:"wait_ms"` // from pick-up to a running sandbox
+	Session          string `json:"session"`
+	Batch            string `json:"batch,omitempty"` // the batch id of the run that ran it
+	DeniedCalls      int    `json:"denied_calls"`
+	// Held and Alarms count the task's held changes and its other alarms
+	// (Usage has them too); Review says, for a task with any, what to look
+	// at: its status stays what the agent ended with (ok is still ok), but
+	// it is shown marked (ok!) everywhere.
+	Held         int                `json:"held"`
+	Alarms       int                `json:"alarms"`
+	Review       string             `json:"review,omitempty"`
+	FilesChanged []audit.FileChange `json:"files_changed"`
+	Error        string             `json:"error,omitempty"`
+	Usage        Usage              `json:"usage"` // what happened inside the task
+	Started      time.Time          `json:"started"`
 }
 
 // resultsFile appends complete, fsynced lines to results.jsonl.

@@ -55,7 +55,9 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 			return l, false
 		}
 		l.Status, l.Exit, l.Error = StatusSetupFailed, exitUnavailable, b.cfg.Audit.Redact(p.err.Error())
-		if errors.Is(p.err, sandbox.ErrConfig) || errors.Is(p.err, workspace.ErrTooLarge) {
+		if errors.Is(p.err, sandbox.ErrConfig) {
+			l.Exit = session.ErrorExitCode(p.err) // the exit-code table's one mapping: 2
+		} else if errors.Is(p.err, workspace.ErrTooLarge) {
 			l.Exit = exitFailed
 		} else if isInfra(p.err) {
 			l.Status = StatusInfraFailed
@@ -97,6 +99,8 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 	if err := exportChanges(t.Workspace, p.s.Copy().ChangedRoot(), outDir, res.FilesChanged); err != nil && l.Error == "" {
 		l.Status, l.Exit, l.Error = agent.StatusError, exitFailed, "exporting the changed files: "+err.Error()
 	}
+	kept := b.keepHeld(p)
+	l.markReview(kept, b.cfg.AuditPath)
 	p.remove()
 	l.DurationMS = time.Since(picked).Milliseconds()
 	return l, b.record(outDir, l, res.Answer, log)

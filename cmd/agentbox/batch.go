@@ -15,6 +15,7 @@ import (
 	"github.com/agentbox/agentbox/internal/sizes"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/workspace"
 	"github.com/urfave/cli/v2"
 )
 
@@ -141,8 +142,15 @@ func batchAction(c *cli.Context) error {
 		events = &batch.JSONEvents{W: c.App.Writer}
 		cfg.Events, cfg.Quiet = events, true
 	}
+	if v := os.Getenv("AGENTBOX_TEST_BATCH_INFRA_PAUSE"); v != "" {
+		// Tests: the infrastructure breaker's pause bound (default 5m).
+		cfg.InfraPause, _ = time.ParseDuration(v)
+	}
 	if root, err := batch.DefaultWorkRoot(os.Getenv); err == nil {
 		cfg.WorkRoot = root
+	}
+	if st, err := workspace.DefaultStore(os.Getenv); err == nil {
+		cfg.HeldStore = st.Dir
 	}
 	if cfg.MaxSandboxes, _, err = hostcap.Limit(os.Getenv, hostcap.HostFile); err != nil {
 		return usageError{err}
@@ -176,11 +184,11 @@ func batchAction(c *cli.Context) error {
 		if errors.Is(err, batch.ErrEndpointFailing) {
 			return exitWith(exitFailed, fmt.Errorf("%w; once the endpoint works again, run the same command with --resume to run them", err))
 		}
-		if err != nil {
-			return exitWith(exitInterrupted, err)
-		}
 		if errors.Is(err, batch.ErrInfraStopped) {
 			return exitWith(exitUnavailable, fmt.Errorf("%w; once the engine works again, run the same command with --resume to run them", err))
+		}
+		if err != nil {
+			return exitWith(exitInterrupted, err)
 		}
 		if !sum.AllOK() && sum.OnlyInfra() {
 			return exitWith(exitUnavailable, fmt.Errorf("%d of %d tasks could not get a working sandbox (infra_failed); fix the engine, then --resume --retry-infra; see %s", sum.Total-sum.OK, sum.Total, sum.Results))
