@@ -40,7 +40,8 @@ var backends = map[string]backendDef{
 		connect: func(c *cli.Context) (backend, error) { return docker.Connect(c.Context) }},
 	"kubernetes": {caps: kubernetes.Caps(), doctor: doctorKubernetes,
 		connect: func(c *cli.Context) (backend, error) {
-			return kubernetes.Connect(c.Context, kubernetes.Options{Namespace: c.String("namespace")})
+			return kubernetes.Connect(c.Context, kubernetes.Options{Namespace: c.String("namespace"),
+				UsePool: c.IsSet("pool"), Pool: c.Int("pool"), Notice: poolNotice(c)})
 		}},
 }
 
@@ -50,6 +51,7 @@ func backendFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "backend", Usage: "docker | kubernetes (default: docker; kubernetes uses the cluster KUBECONFIG names)", EnvVars: []string{"AGENTBOX_BACKEND"}},
 		&cli.StringFlag{Name: "namespace", Usage: "with --backend kubernetes: the namespace sandboxes run in", Value: kubernetes.DefaultNamespace, EnvVars: []string{"AGENTBOX_K8S_NAMESPACE"}},
+		&cli.IntFlag{Name: "pool", Usage: "with --backend kubernetes (run, exec, mcp, batch): keep N idle hardened pods per sandbox shape while agentbox runs, and start sessions on an idle pod of any pool of their shape (0: keep none, only claim); a used pod is deleted, never reused", EnvVars: []string{"AGENTBOX_K8S_POOL"}},
 	}
 }
 
@@ -94,4 +96,14 @@ func withRuntime(c *cli.Context, fn func(rt backend) error) error {
 	}
 	defer func() { _ = rt.Close(context.WithoutCancel(c.Context)) }()
 	return fn(rt)
+}
+
+// poolNotice prints how a session started with --pool (warm or cold, and
+// why) on stderr, unless the output is for a machine or quiet.
+func poolNotice(c *cli.Context) func(string) {
+	if c.Bool("quiet") || c.Bool("json") || c.Bool("json-events") || c.Command.Name == "batch" {
+		return nil
+	}
+	w := c.App.ErrWriter
+	return func(line string) { fmt.Fprintln(w, line) }
 }

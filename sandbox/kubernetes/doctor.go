@@ -46,6 +46,7 @@ func (r *Runtime) Doctor(ctx context.Context, image string) []Check {
 		return append(out, Check{Name: "namespace", Err: fmt.Errorf("namespace %s: %v; create it (kubectl create namespace %s) or choose another namespace", r.opts.Namespace, err, r.opts.Namespace)})
 	}
 	out = append(out, Check{Name: "namespace", OK: r.opts.Namespace})
+	out = append(out, r.agentSandboxCheck())
 	out = append(out, r.imageCheck(ctx, image))
 	probe := r.probe
 	if probe == nil {

@@ -39,7 +39,7 @@ func (r *Runtime) GC(ctx context.Context) ([]sandbox.Removed, error) {
 			continue
 		}
 		// Its NetworkPolicy goes with it, once the pod is gone.
-		if nerr := r.cs.NetworkingV1().NetworkPolicies(r.opts.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{}); nerr != nil && !apierrors.IsNotFound(nerr) {
+		if nerr := r.cs.NetworkingV1().NetworkPolicies(r.opts.Namespace).Delete(ctx, podName(p.Labels[sandbox.LabelSession]), metav1.DeleteOptions{}); nerr != nil && !apierrors.IsNotFound(nerr) {
 			errs = append(errs, nerr)
 		}
 		removed = append(removed, sandbox.Removed{ID: p.Name, Reason: reason})
@@ -64,6 +64,7 @@ func (r *Runtime) GC(ctx context.Context) ([]sandbox.Removed, error) {
 		}
 		removed = append(removed, sandbox.Removed{ID: np.Name + " (NetworkPolicy)", Reason: reason})
 	}
+	removed, errs = r.gcPools(ctx, now, removed, errs)
 	return removed, errors.Join(errs...)
 }
 

@@ -13,6 +13,7 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -59,6 +60,15 @@ type Options struct {
 	// EnvNetpolEnforced); Connect reads the variable.
 	NetpolEnforced bool
 	StartTimeout   time.Duration // "" = DefaultStartTimeout
+	// UsePool: sessions claim an idle pod from a warm pool of their shape
+	// (kept by this process or any other) before they start a cold one.
+	// Pool is how many idle pods this process keeps per shape (UsePool
+	// implied when > 0).
+	UsePool bool
+	Pool    int
+	// Notice, if set, receives one line per session start that used the
+	// pool: StartWarm, or StartCold and why.
+	Notice func(line string)
 }
 
 // Runtime is the sandbox.Runtime backed by a Kubernetes cluster.
@@ -73,7 +83,11 @@ type Runtime struct {
 	// tests of the refusal on a cluster whose pods have interfaces.
 	probe func(ctx context.Context, image string) (Probe, error)
 
-	live sandbox.Live[*session]
+	live  sandbox.Live[*session]
+	pools *pools // Options.UsePool; nil: every pod is cold
+
+	rcMu    sync.Mutex
+	rcNames map[string]string // sandbox.runtime -> RuntimeClass (runtimeClass)
 }
 
 var _ sandbox.Runtime = (*Runtime)(nil)
@@ -87,7 +101,11 @@ func New(cs kubernetes.Interface, cfg *rest.Config, o Options) *Runtime {
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = DefaultStartTimeout
 	}
-	return &Runtime{cs: cs, rest: cfg, opts: o, owner: sandbox.OwnerLabels(), host: sandbox.Hostname()}
+	r := &Runtime{cs: cs, rest: cfg, opts: o, owner: sandbox.OwnerLabels(), host: sandbox.Hostname()}
+	if o.UsePool || o.Pool > 0 {
+		r.pools = newPools(r, max(o.Pool, 0))
+	}
+	return r
 }
 
 // Connect loads the cluster configuration by the standard rules
@@ -153,8 +171,15 @@ func (r *Runtime) untrack(s *session) { r.live.Remove(s.id) }
 // (its changes are pulled back first). The CLI calls it on SIGINT/SIGTERM.
 func (r *Runtime) CloseAll(ctx context.Context) error { return r.live.CloseAll(ctx) }
 
-// Close closes every open session.
-func (r *Runtime) Close(ctx context.Context) error { return r.CloseAll(ctx) }
+// Close closes every open session, then stops the warm pools and removes
+// their idle pods.
+func (r *Runtime) Close(ctx context.Context) error {
+	err := r.CloseAll(ctx)
+	if r.pools != nil {
+		err = errors.Join(err, r.pools.close(ctx))
+	}
+	return err
+}
 
 // quietKlog keeps client-go's own logging (klog: "Copying stdout failed"
 // when a stream agentbox closed ends) off agentbox's stderr, unless

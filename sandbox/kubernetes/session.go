@@ -233,8 +233,8 @@ func (s *session) destroy(ctx context.Context) error {
 	defer cancel()
 	err := s.kill(ctx)
 	if s.netpol {
-		if nerr := s.rt.cs.NetworkingV1().NetworkPolicies(s.rt.opts.Namespace).Delete(ctx, s.name, metav1.DeleteOptions{}); nerr != nil && !apierrors.IsNotFound(nerr) {
-			err = errors.Join(err, fmt.Errorf("%w: deleting NetworkPolicy %s: %w; agentbox's gc on this cluster removes it", sandbox.ErrUnavailable, s.name, nerr))
+		if nerr := s.rt.cs.NetworkingV1().NetworkPolicies(s.rt.opts.Namespace).Delete(ctx, podName(s.id), metav1.DeleteOptions{}); nerr != nil && !apierrors.IsNotFound(nerr) {
+			err = errors.Join(err, fmt.Errorf("%w: deleting NetworkPolicy %s: %w; agentbox's gc on this cluster removes it", sandbox.ErrUnavailable, podName(s.id), nerr))
 		}
 	}
 	if s.Client != nil {

@@ -25,6 +25,9 @@ func (r *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 	if r.rest == nil {
 		return nil, fmt.Errorf("%w: no REST configuration to attach with (internal: use kubernetes.Connect)", sandbox.ErrUnavailable)
 	}
+	if cfg.Runtime, err = r.runtimeClass(ctx, cfg.Runtime); err != nil {
+		return nil, err
+	}
 	id := cfg.SessionID
 	if id == "" {
 		id = sandbox.NewID()
@@ -46,25 +49,38 @@ func (r *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 			return nil, r.createError("the NetworkPolicy", err)
 		}
 	}
-	pod, err := r.cs.CoreV1().Pods(r.opts.Namespace).Create(ctx, podSpec(cfg, id, r.owner, r.host, uid, gid), metav1.CreateOptions{})
+	pod, warm, err := r.newPod(ctx, s, uid, gid)
 	if err != nil {
-		return nil, r.createError("the sandbox pod", err)
-	}
-	s.info.ContainerID = string(pod.UID)
-	if s.closed.Load() {
-		// CloseAll ran while the pod was being created: it found none.
-		return nil, fmt.Errorf("%w: the runtime was shut down while the sandbox started", sandbox.ErrClosed)
-	}
-	if err := r.waitRunning(ctx, s.name, cfg.Image); err != nil {
 		return nil, err
 	}
-	if p, err := r.cs.CoreV1().Pods(r.opts.Namespace).Get(ctx, s.name, metav1.GetOptions{}); err == nil {
-		for _, st := range p.Status.ContainerStatuses {
+	for {
+		s.info.ContainerID = string(pod.UID)
+		if s.closed.Load() {
+			// CloseAll ran while the pod was being created: it found none.
+			return nil, fmt.Errorf("%w: the runtime was shut down while the sandbox started", sandbox.ErrClosed)
+		}
+		if !warm {
+			if err := r.waitRunning(ctx, s.name, cfg.Image); err != nil {
+				return nil, err
+			}
+			if p, err := r.cs.CoreV1().Pods(r.opts.Namespace).Get(ctx, s.name, metav1.GetOptions{}); err == nil {
+				pod = p
+			}
+		}
+		for _, st := range pod.Status.ContainerStatuses {
 			s.info.ImageID = st.ImageID
 		}
-	}
-	if err := s.connect(ctx); err != nil {
-		return nil, err
+		err := s.connect(ctx)
+		if err == nil {
+			break
+		}
+		if !warm {
+			return nil, err
+		}
+		if pod, err = r.coldAfterWarm(ctx, s, uid, gid, err); err != nil {
+			return nil, err
+		}
+		warm = false
 	}
 	if s.closed.Load() {
 		return nil, fmt.Errorf("%w: the runtime was shut down while the sandbox started", sandbox.ErrClosed)

@@ -1,0 +1,108 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentbox/agentbox/sandbox"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// newPod gives the session its pod: a warm one claimed from its pool
+// (Options.UsePool), else a cold one created for it. Warm pods run
+// already.
+func (r *Runtime) newPod(ctx context.Context, s *session, uid, gid int64) (pod *corev1.Pod, warm bool, err error) {
+	if r.pools != nil {
+		why := ""
+		if len(s.cfg.TrustPEM) > 0 {
+			// The session's CA is part of its pod: not a generic one.
+			why = "the session's CA is mounted into its own pod, not a pool's"
+		} else {
+			t0 := time.Now()
+			p := r.pools.get(genericPod(s.cfg, uid, gid), isolated(s.cfg.Network))
+			if p != nil {
+				pod, why, err = p.claim(ctx, s)
+				if err != nil {
+					return nil, false, err
+				}
+				if pod != nil {
+					s.name = pod.Name
+					r.notice(fmt.Sprintf("kubernetes: %s (%s, claimed in %d ms)", StartWarm, pod.Name, time.Since(t0).Milliseconds()))
+					return pod, true, nil
+				}
+			}
+		}
+		if why == "" {
+			why = "the runtime is closing"
+		}
+		r.notice("kubernetes: cold start: " + why)
+	}
+	pod, err = r.cs.CoreV1().Pods(r.opts.Namespace).Create(ctx, podSpec(s.cfg, s.id, r.owner, r.host, uid, gid), metav1.CreateOptions{})
+	if err != nil {
+		return nil, false, r.createError("the sandbox pod", err)
+	}
+	return pod, false, nil
+}
+
+// coldAfterWarm gives up a claimed pod that did not serve (it died or was
+// deleted after the claim) and starts the session cold instead: a pool
+// pod's failure never fails a session.
+func (r *Runtime) coldAfterWarm(ctx context.Context, s *session, uid, gid int64, cause error) (*corev1.Pod, error) {
+	if !errors.Is(cause, sandbox.ErrUnavailable) && !errors.Is(cause, sandbox.ErrExecutor) {
+		return nil, cause
+	}
+	_ = s.kill(context.WithoutCancel(ctx))
+	s.resetChannel()
+	r.notice(fmt.Sprintf("kubernetes: cold start: the claimed pool pod %s failed (%s)", s.name, oneLine(cause.Error())))
+	s.name = podName(s.id)
+	pod, err := r.cs.CoreV1().Pods(r.opts.Namespace).Create(ctx, podSpec(s.cfg, s.id, r.owner, r.host, uid, gid), metav1.CreateOptions{})
+	if err != nil {
+		return nil, r.createError("the sandbox pod", err)
+	}
+	return pod, nil
+}
+
+// resetChannel ends the attach stream and client of a pod given up.
+func (s *session) resetChannel() {
+	if s.Client != nil {
+		_ = s.Client.Close()
+	}
+	if s.egress != nil {
+		s.egress.Wait()
+	}
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.wg.Wait()
+	s.Client, s.egress, s.cancel, s.stream = nil, nil, nil, nil
+}
+
+// notice passes a line about how a session started to Options.Notice.
+func (r *Runtime) notice(line string) {
+	if r.opts.Notice != nil {
+		r.opts.Notice(line)
+	}
+}
+
+// Warm starts the warm pool for sessions shaped like cfg now, before the
+// first of them asks (the CLI calls it once the policy is known); a no-op
+// without Options.Pool.
+func (r *Runtime) Warm(ctx context.Context, cfg sandbox.Config) {
+	if r.pools == nil || r.pools.size == 0 || len(cfg.TrustPEM) > 0 {
+		return
+	}
+	if err := checkConfig(&cfg); err != nil {
+		return // Start reports it
+	}
+	uid, gid, err := podUser(cfg.User)
+	if err != nil {
+		return
+	}
+	if cfg.Runtime, err = r.runtimeClass(ctx, cfg.Runtime); err != nil {
+		return
+	}
+	r.pools.get(genericPod(cfg, uid, gid), isolated(cfg.Network))
+}
