@@ -8,7 +8,7 @@ import (
 	"hash"
 	"io"
 	"net/http"
-	"path"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -31,10 +31,7 @@ func (p *Proxy) exchange(cw io.Writer, req *http.Request, uw io.Writer, ubr *buf
 	call := b.call()
 	ev.CallID = call.ID
 
-	upath := req.URL.Path
-	if upath == "" {
-		upath = "/"
-	}
+	upath := rawPath(req)
 	used, stray := b.placeholdersIn(req)
 	inBody, err := b.placeholdersInBody(req)
 	if err != nil {
@@ -42,8 +39,14 @@ func (p *Proxy) exchange(cw io.Writer, req *http.Request, uw io.Writer, ubr *buf
 		return false
 	}
 	carried := union(union(used, stray), inBody) // for misuse; only named headers are substituted
-	if ambiguousPath(req.URL) && (b.Rules.HasRules(t) || len(carried) > 0) {
-		return p.answer(cw, ev, 403, RuleRequest, "", fmt.Sprintf("%s %s refused: a path with dot segments, empty segments or encoded slashes is ambiguous to the rules; send it normalised", req.Method, t), carried, "")
+	if b.Rules.HasRules(t) || len(carried) > 0 {
+		// The upstream is sent exactly the path the rules match.
+		norm, err := policy.NormalizePath(upath)
+		if err != nil {
+			return p.answer(cw, ev, 403, RuleRequest, "", fmt.Sprintf("%s %s%s refused: %v; send the path normalised", req.Method, t, clip(upath), err), carried, "")
+		}
+		dec, _ := url.PathUnescape(norm)
+		req.URL.Path, req.URL.RawPath, upath = dec, norm, norm
 	}
 	d := b.Rules.DecideRequest(t, req.Method, upath)
 	if d.Rule != "" {
@@ -220,17 +223,19 @@ func clip1(s string) string {
 	}, s)
 }
 
-// ambiguousPath reports a path whose meaning depends on who normalises
-// it: dot segments, empty segments, encoded slashes or backslashes.
-func ambiguousPath(u interface{ EscapedPath() string }) bool {
-	raw := u.EscapedPath()
-	low := strings.ToLower(raw)
-	if strings.Contains(low, "%2f") || strings.Contains(low, "%5c") || strings.Contains(low, "%2e") || strings.Contains(raw, "\\") {
-		return true
+// rawPath is the request's path exactly as sent (escaped, no query).
+func rawPath(req *http.Request) string {
+	p, _, _ := strings.Cut(req.RequestURI, "?")
+	if !strings.HasPrefix(p, "/") {
+		if _, rest, ok := strings.Cut(p, "://"); ok {
+			p = "/"
+			if i := strings.Index(rest, "/"); i >= 0 {
+				p = rest[i:]
+			}
+		}
 	}
-	if raw == "" || raw == "/" {
-		return false
+	if p == "" {
+		p = "/"
 	}
-	trimmed := strings.TrimSuffix(raw, "/")
-	return path.Clean(trimmed) != trimmed
+	return p
 }

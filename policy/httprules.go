@@ -23,6 +23,10 @@ type HTTPRule struct {
 	Methods []string  // upper-case methods; empty = any
 	Paths   []string  // doublestar globs over the URL path; empty = any
 	Action  Verdict   // Allow or Deny
+	// CaseSensitive matches paths byte for byte; by default a path and
+	// the globs are compared in lower case (many upstreams, GitHub's
+	// owner/repo among them, ignore case).
+	CaseSensitive bool
 }
 
 // matchesHost reports whether t is one of the rule's hosts.
@@ -44,7 +48,9 @@ func (r NetRule) MatchesTarget(t NetTarget) bool {
 	return r.matchesName(t.Host, t.Port)
 }
 
-func (r *HTTPRule) matches(t NetTarget, method, path string) bool {
+// matches reports whether the rule covers a request; norm is the path
+// NormalizePath made.
+func (r *HTTPRule) matches(t NetTarget, method, norm string) bool {
 	if !r.matchesHost(t) {
 		return false
 	}
@@ -54,8 +60,9 @@ func (r *HTTPRule) matches(t NetTarget, method, path string) bool {
 	if len(r.Paths) == 0 {
 		return true
 	}
+	path := matchPath(norm, r.CaseSensitive)
 	for _, p := range r.Paths {
-		if ok, _ := doublestar.Match(p, path); ok {
+		if ok, _ := doublestar.Match(rulePattern(p, r.CaseSensitive), path); ok {
 			return true
 		}
 	}
@@ -72,8 +79,18 @@ type RequestDecision struct {
 
 // DecideRequest decides one request to an allowed host: the first rule of
 // network.rules that matches host, method and path decides; none matching
-// allows. path is the decoded URL path.
+// allows. path is the URL path as sent (escaped, no query); it is matched
+// as NormalizePath reads it, and one that stays ambiguous is denied when
+// a rule names the host.
 func (p *Policy) DecideRequest(t NetTarget, method, path string) RequestDecision {
+	norm, err := NormalizePath(path)
+	if err != nil {
+		if p.HasRules(t) {
+			return RequestDecision{Verdict: Deny, Rule: "request", Reason: fmt.Sprintf("%s %s%s refused: %v; network.rules cannot tell what the upstream will read, send the path normalised", method, t, path, err)}
+		}
+		return RequestDecision{Verdict: Allow, Reason: fmt.Sprintf("%s %s%s: allowed (no network.rules entry names the host)", method, t, path)}
+	}
+	path = norm
 	for _, r := range p.net.rules {
 		if r.matches(t, method, path) {
 			d := RequestDecision{Verdict: r.Action, Rule: r.ID, Text: r.Text}
@@ -176,6 +193,16 @@ func (l *loader) httpRules(f string, n *yaml.Node) []*HTTPRule {
 				}
 				if len(r.Paths) > 0 {
 					text = append(text, "paths: ["+strings.Join(r.Paths, ", ")+"]")
+				}
+			},
+			"case_sensitive": func(f string, v *yaml.Node) {
+				if b, good := l.boolean(f, v); good {
+					r.CaseSensitive = b
+					if b {
+						text = append(text, "case_sensitive: true")
+					}
+				} else {
+					ok = false
 				}
 			},
 			"action": func(f string, v *yaml.Node) {
@@ -284,6 +311,6 @@ func (p *Policy) DecideNetRequest(host string, port int, method, path string) (d
 	if err != nil {
 		return Deny.String(), "request"
 	}
-	d := p.DecideRequest(t, method, u.Path)
+	d := p.DecideRequest(t, method, u.EscapedPath())
 	return d.Verdict.String(), d.Rule
 }
