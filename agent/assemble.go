@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 
@@ -12,14 +13,17 @@ import (
 // SandboxConfig is the session configuration a policy's sandbox settings
 // describe, for workspace (a host directory). The workspace mode "copy"
 // becomes rw: the caller mounts a copy. The allow-listed host variables
-// are read from the environment; nothing else is passed.
+// are read from the environment; nothing else is passed but git's
+// settings that agentbox makes (the identity sandbox.git_identity names as
+// author and committer, automatic maintenance off: see gitEnv).
 func SandboxConfig(p *policy.Policy, workspace string) sandbox.Config {
 	st := p.Sandbox
 	mode := sandbox.WorkspaceRW
 	if st.Workspace == sandbox.WorkspaceRO {
 		mode = sandbox.WorkspaceRO
 	}
-	env := map[string]string{}
+	id := ResolveGitIdentity(context.Background(), st.GitIdentity, workspace)
+	env := gitEnv(id) // the policy's sandbox.env, named by the user, may override it
 	for _, name := range st.Env {
 		if v, ok := os.LookupEnv(name); ok {
 			env[name] = v
@@ -32,7 +36,7 @@ func SandboxConfig(p *policy.Policy, workspace string) sandbox.Config {
 		Image: st.Image, Runtime: st.Runtime, Workspace: workspace, WorkspaceMode: mode,
 		Network: st.Network, User: st.User, CPUs: st.CPUs, MemoryBytes: st.MemoryBytes, Pids: st.Pids,
 		Env: env, KeepBackground: st.Background == "keep", OutputCap: int(st.OutputMaxBytes),
-		DiskBytes: st.DiskBytes,
+		DiskBytes: st.DiskBytes, GitIdentity: id.String(),
 	}
 }
 
@@ -57,7 +61,7 @@ var _ RedactingLog = (*audit.Writer)(nil)
 func NewTools(p *policy.Policy, cfg *sandbox.Config, log RedactingLog, appr Approver) (*Tools, error) {
 	t := &Tools{
 		Policy: p, Audit: log, Approver: appr, Redact: log.Redact,
-		CallTimeout: p.Sandbox.CallTimeout, OutputCap: cfg.OutputCap,
+		CallTimeout: p.Sandbox.CallTimeout, CallTimeoutMax: p.Sandbox.CallTimeoutMax, OutputCap: cfg.OutputCap,
 		Network: cfg.Network, WorkspaceMode: cfg.WorkspaceMode,
 	}
 	if ct, ok := cfg.Egress.(CallTracker); ok {

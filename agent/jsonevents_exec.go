@@ -19,7 +19,8 @@ type SessionStart struct {
 	Workspace     string `json:"workspace"`
 	WorkspaceMode string `json:"workspace_mode"`
 	Audit         string `json:"audit"`
-	Broker        string `json:"broker,omitempty"` // BrokerSummary: secrets brokered, passthrough hosts
+	Broker        string `json:"broker,omitempty"`       // BrokerSummary: secrets brokered, passthrough hosts
+	GitIdentity   string `json:"git_identity,omitempty"` // who commits in the sandbox
 }
 
 // outputEvent is a piece of a command's output: "text" when it is valid

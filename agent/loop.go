@@ -201,8 +201,7 @@ func (r *runner) run(parent context.Context) (Result, error) {
 }
 
 func (r *runner) promptInput() PromptInput {
-	in := PromptInput{Info: ToolInfo{CallTimeout: r.tools.callTimeout(), OutputCap: r.tools.outputCap(),
-		Network: r.tools.Network, WorkspaceMode: r.tools.WorkspaceMode}}
+	in := PromptInput{Info: r.tools.toolInfo()}
 	if r.cfg.Workspace != "" && !r.cfg.NoProject {
 		p, err := ReadProjectInstructions(r.cfg.Workspace)
 		if err != nil {

@@ -51,8 +51,10 @@ type Tools struct {
 	Audit     AuditLog
 	Approver  Approver // nil = DenyAll (nobody can be asked)
 	SessionID string   // "" = Session.ID()
-	// CallTimeout bounds each execute_bash call (default 60s).
-	CallTimeout time.Duration
+	// CallTimeout bounds each execute_bash call (default 120s);
+	// CallTimeoutMax bounds the timeout a call may ask for (its "timeout"
+	// argument; default 10m, never below CallTimeout).
+	CallTimeout, CallTimeoutMax time.Duration
 	// OutputCap bounds the text of each result handed to the model
 	// (default 16 KiB); longer text keeps its head and tail.
 	OutputCap int
@@ -142,7 +144,19 @@ type Outcome struct {
 
 // Definitions returns the tool definitions for the model.
 func (t *Tools) Definitions() []openai.Tool {
-	return Definitions(ToolInfo{CallTimeout: t.callTimeout(), OutputCap: t.outputCap(), Network: t.Network, WorkspaceMode: t.WorkspaceMode})
+	return Definitions(t.toolInfo())
+}
+
+func (t *Tools) toolInfo() ToolInfo {
+	return ToolInfo{CallTimeout: t.callTimeout(), CallTimeoutMax: t.callTimeoutMax(), OutputCap: t.outputCap(), Network: t.Network, WorkspaceMode: t.WorkspaceMode}
+}
+
+func (t *Tools) callTimeoutMax() time.Duration {
+	m := t.CallTimeoutMax
+	if m <= 0 {
+		m = sandbox.DefaultCallTimeoutMax
+	}
+	return max(m, t.callTimeout())
 }
 
 func (t *Tools) callTimeout() time.Duration {

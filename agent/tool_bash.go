@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
+	"time"
 
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
@@ -36,15 +38,16 @@ var bashTool = toolSpec{
 }
 
 func describeBash(info ToolInfo) string {
-	return fmt.Sprintf("Run a bash script (bash -c) and return its exit code and combined stdout/stderr. %s Each call is a fresh shell (no state is kept between calls except files); it is killed with all its processes after %s, and processes left running are killed when it returns. Output beyond %d bytes is cut to its head and tail. Prefer read_file and write_file for files.",
-		sandboxNote(info), info.CallTimeout, info.OutputCap)
+	return fmt.Sprintf("Run a bash script (bash -c) and return its exit code and combined stdout/stderr. %s Each call is a fresh shell (no state is kept between calls except files); it is killed with all its processes after %s unless you pass \"timeout\" (seconds, at most %d) for a longer build or test run, and processes left running are killed when it returns. Output beyond %d bytes is cut to its head and tail. Prefer read_file and write_file for files.",
+		sandboxNote(info), info.CallTimeout, int(info.maxTimeout().Seconds()), info.OutputCap)
 }
 
-const bashSchema = `{"type":"object","properties":{"command":{"type":"string","description":"The bash script to run in /workspace, e.g. \"ls -la\" or \"python3 -m pytest -q\"."}},"required":["command"],"additionalProperties":false}`
+const bashSchema = `{"type":"object","properties":{"command":{"type":"string","description":"The bash script to run in /workspace, e.g. \"ls -la\" or \"python3 -m pytest -q\"."},"timeout":{"type":"integer","minimum":1,"description":"Optional: seconds before the command is killed, for a long build or test run (default and maximum in the tool description)."}},"required":["command"],"additionalProperties":false}`
 
 func parseBash(raw []byte) (*toolCall, error) {
 	var a struct {
-		Command *string `json:"command"`
+		Command *string  `json:"command"`
+		Timeout *float64 `json:"timeout"`
 	}
 	if err := decodeArgs(raw, &a); err != nil {
 		return nil, err
@@ -56,18 +59,48 @@ func parseBash(raw []byte) (*toolCall, error) {
 		return nil, errors.New(`the "command" argument is empty`)
 	}
 	cmd := *a.Command
+	args := map[string]any{"command": cmd}
+	var asked time.Duration
+	if a.Timeout != nil {
+		if *a.Timeout < 1 || *a.Timeout != math.Trunc(*a.Timeout) || *a.Timeout > 1e6 {
+			return nil, errors.New(`the "timeout" argument must be a whole number of seconds, at least 1`)
+		}
+		asked = time.Duration(*a.Timeout) * time.Second
+		args["timeout"] = int(*a.Timeout)
+	}
 	return &toolCall{
 		action:  policy.Action{Kind: policy.Command, Command: cmd},
-		args:    map[string]any{"command": cmd},
+		args:    args,
 		summary: cmd,
 		run: func(ctx context.Context, t *Tools) (runResult, error) {
-			return runBash(ctx, t, cmd)
+			return runBash(ctx, t, cmd, asked)
 		},
 	}, nil
 }
 
-func runBash(ctx context.Context, t *Tools, cmd string) (runResult, error) {
-	req := sandbox.ExecRequest{Command: cmd, Timeout: t.callTimeout()}
+// bashTimeout is a call's timeout: the one it asked for, capped at the
+// bound (capped reports that), else the default.
+func (t *Tools) bashTimeout(asked time.Duration) (d time.Duration, capped bool) {
+	if asked <= 0 {
+		return t.callTimeout(), false
+	}
+	if m := t.callTimeoutMax(); asked > m {
+		return m, true
+	}
+	return asked, false
+}
+
+// timeoutHint says how to give a call more time.
+func (t *Tools) timeoutHint(d time.Duration) string {
+	if m := t.callTimeoutMax(); d < m {
+		return fmt.Sprintf(`to allow longer, call again with "timeout": %d (seconds; at most %d, the policy's sandbox.timeouts.call_max)`, int(min(2*d, m).Seconds()), int(m.Seconds()))
+	}
+	return fmt.Sprintf("%s is the most the policy allows (sandbox.timeouts.call_max): run less at once (one test file, a narrower target), or the user raises sandbox.timeouts.call_max", d)
+}
+
+func runBash(ctx context.Context, t *Tools, cmd string, asked time.Duration) (runResult, error) {
+	timeout, capped := t.bashTimeout(asked)
+	req := sandbox.ExecRequest{Command: cmd, Timeout: timeout}
 	if t.Policy != nil {
 		// What the script should run: a program that runs and is not
 		// among them is an unexpected_exec alarm (parsed vs executed).
@@ -93,9 +126,12 @@ func runBash(ctx context.Context, t *Tools, cmd string) (runResult, error) {
 	}
 	out := string(res.Output)
 	var b strings.Builder
+	if capped {
+		fmt.Fprintf(&b, "[timeout capped at %s, the policy's sandbox.timeouts.call_max]\n", timeout)
+	}
 	switch {
 	case res.TimedOut:
-		fmt.Fprintf(&b, "timed out after %s: the command and every process it started were killed (exit code %d). Partial output:\n", t.callTimeout(), res.ExitCode)
+		fmt.Fprintf(&b, "timed out after %s: the command and every process it started were killed (exit code %d); %s. Partial output:\n", timeout, res.ExitCode, t.timeoutHint(timeout))
 	case res.Interrupted:
 		fmt.Fprintf(&b, "%s (exit code %d). Partial output:\n", interruptedNote, res.ExitCode)
 	case res.OOMKilled:

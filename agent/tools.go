@@ -17,11 +17,16 @@ import (
 
 // ToolInfo is what the tool descriptions tell the model about the sandbox.
 type ToolInfo struct {
-	CallTimeout   time.Duration
-	OutputCap     int // bytes of each result the model sees
-	Network       sandbox.NetworkMode
-	WorkspaceMode sandbox.WorkspaceMode
+	CallTimeout    time.Duration
+	CallTimeoutMax time.Duration // the most a call may ask for (execute_bash's timeout argument)
+	OutputCap      int           // bytes of each result the model sees
+	Network        sandbox.NetworkMode
+	WorkspaceMode  sandbox.WorkspaceMode
 }
+
+// maxTimeout is the most one execute_bash call may ask for (never below
+// the default).
+func (i ToolInfo) maxTimeout() time.Duration { return max(i.CallTimeoutMax, i.CallTimeout) }
 
 // toolSpec is one entry of the registry: everything about one tool, in
 // that tool's own file (tool_*.go). A new tool is one new file and one line

@@ -17,7 +17,7 @@ func TestDefaultPolicyLoads(t *testing.T) {
 	}
 	s := p.Sandbox
 	if s.Image != "agentbox/base:latest" || s.Workspace != "rw" || s.Network != "none" || s.CPUs != 1 ||
-		s.MemoryBytes != 1<<30 || s.Pids != 256 || s.CallTimeout != time.Minute || s.SessionTimeout != time.Hour ||
+		s.MemoryBytes != 1<<30 || s.Pids != 256 || s.CallTimeout != 2*time.Minute || s.CallTimeoutMax != 10*time.Minute || s.GitIdentity != "host" || s.SessionTimeout != time.Hour ||
 		s.OutputMaxBytes != 16<<10 || len(s.Env) != 2 || s.Background != "kill" {
 		t.Errorf("sandbox settings: %+v", s)
 	}

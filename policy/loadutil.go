@@ -252,6 +252,15 @@ func (l *loader) sandbox(f string, n *yaml.Node, s *SandboxSettings) {
 		"workspace":  func(f string, v *yaml.Node) { enum(l, f, v, &s.Workspace, sandbox.WorkspaceModes...) },
 		"network":    func(f string, v *yaml.Node) { enum(l, f, v, &s.Network, sandbox.NetworkModes...) },
 		"background": func(f string, v *yaml.Node) { l.enum(f, v, &s.Background, "kill", "keep") },
+		"git_identity": func(f string, v *yaml.Node) {
+			if x, ok := l.str(f, v); ok {
+				if _, _, err := ParseGitIdentity(x); err != nil {
+					l.errorf(v, f, "%v", err)
+					return
+				}
+				s.GitIdentity = x
+			}
+		},
 		"user": func(f string, v *yaml.Node) {
 			if x, ok := l.str(f, v); ok {
 				if x != "" && !userRE.MatchString(x) {
@@ -292,10 +301,17 @@ func (l *loader) sandbox(f string, n *yaml.Node, s *SandboxSettings) {
 			})
 		},
 		"timeouts": func(f string, v *yaml.Node) {
+			var callMaxNode *yaml.Node
 			l.mapping(v, f, map[string]func(string, *yaml.Node){
 				"call": func(f string, v *yaml.Node) {
 					if d, ok := l.duration(f, v); ok {
 						s.CallTimeout = d
+					}
+				},
+				"call_max": func(f string, v *yaml.Node) {
+					if d, ok := l.duration(f, v); ok {
+						s.CallTimeoutMax = d
+						callMaxNode = v
 					}
 				},
 				"session": func(f string, v *yaml.Node) {
@@ -304,6 +320,12 @@ func (l *loader) sandbox(f string, n *yaml.Node, s *SandboxSettings) {
 					}
 				},
 			})
+			if callMaxNode == nil && s.CallTimeoutMax < s.CallTimeout {
+				s.CallTimeoutMax = s.CallTimeout // a longer call: the bound follows it
+			}
+			if callMaxNode != nil && s.CallTimeoutMax < s.CallTimeout {
+				l.errorf(callMaxNode, f+".call_max", "%s is below timeouts.call (%s): call_max bounds the timeout a model may ask for and must be at least the default", s.CallTimeoutMax, s.CallTimeout)
+			}
 		},
 		"output": func(f string, v *yaml.Node) {
 			l.mapping(v, f, map[string]func(string, *yaml.Node){

@@ -130,10 +130,15 @@ type SandboxSettings struct {
 	DiskBytes      int64 // what a session may write, rw (staged) or copy (limits.disk)
 	DiskSet        bool  // limits.disk was written in the policy: fail closed if it cannot be enforced
 	CallTimeout    time.Duration
+	CallTimeoutMax time.Duration // the most a model may ask for in one call (timeouts.call_max)
 	SessionTimeout time.Duration
 	OutputMaxBytes int64
 	Env            []string // names of host variables passed in
 	Background     string   // kill | keep
+	// GitIdentity is sandbox.git_identity: "host" (the workspace's git
+	// user.name/user.email as host git resolves them), "none", or a fixed
+	// "Name <email>". See ParseGitIdentity.
+	GitIdentity string
 }
 
 // AuditSettings is the policy's audit: block, with defaults filled in.
@@ -181,10 +186,12 @@ func defaultSandbox() SandboxSettings {
 		Pids:           sandbox.DefaultPids,
 		DiskBytes:      2 << 30,
 		CallTimeout:    sandbox.DefaultCallTimeout,
+		CallTimeoutMax: sandbox.DefaultCallTimeoutMax,
 		SessionTimeout: time.Hour,
 		OutputMaxBytes: sandbox.DefaultOutputCap,
 		Env:            []string{"LANG", "TZ"},
 		Background:     "kill",
+		GitIdentity:    GitIdentityHost,
 	}
 }
 

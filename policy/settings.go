@@ -68,6 +68,7 @@ func CompareSettings(n, b *Policy) []Finding {
 		add("sandbox.limits.disk", "not set (the boundary sets it: a session refuses to run unbounded)")
 	}
 	more("sandbox.timeouts.call", float64(ns.CallTimeout), float64(bs.CallTimeout), dur)
+	more("sandbox.timeouts.call_max", float64(ns.CallTimeoutMax), float64(bs.CallTimeoutMax), dur)
 	more("sandbox.timeouts.session", float64(ns.SessionTimeout), float64(bs.SessionTimeout), dur)
 	out = append(out, compareNetExtras(n, b)...)
 	kept := map[string]bool{}

@@ -33,7 +33,7 @@ func (s *Suggestion) WriteYAML(w io.Writer, from []string) error {
 	if sb.DiskSet {
 		p(", disk: %s", formatSize(sb.DiskBytes))
 	}
-	p("}\n  timeouts: {call: %s, session: %s}\n", sb.CallTimeout, sb.SessionTimeout)
+	p("}\n  timeouts: {call: %s, call_max: %s, session: %s}\n", sb.CallTimeout, sb.CallTimeoutMax, sb.SessionTimeout)
 	p("  output: {max_bytes: %s}\n", formatSize(sb.OutputMaxBytes))
 	p("  env: [%s]\n  background: %s\n\n", joinQ(sb.Env), sb.Background)
 

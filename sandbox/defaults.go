@@ -13,8 +13,12 @@ const (
 	DefaultCPUs        = 1.0
 	DefaultMemoryBytes = int64(1 << 30)
 	DefaultPids        = int64(256)
-	// DefaultCallTimeout bounds one command that does not set a timeout.
-	DefaultCallTimeout = 60 * time.Second
+	// DefaultCallTimeout bounds one command that does not set a timeout:
+	// real test suites and builds fit in it.
+	DefaultCallTimeout = 120 * time.Second
+	// DefaultCallTimeoutMax bounds the timeout a model may ask for in one
+	// execute_bash call (sandbox.timeouts.call_max).
+	DefaultCallTimeoutMax = 10 * time.Minute
 	// DefaultOutputCap is the output kept per call (head + tail), in bytes.
 	DefaultOutputCap = 16 << 10
 )

@@ -54,6 +54,7 @@ type Config struct {
 	MemoryBytes    int64
 	Pids           int64
 	Env            map[string]string // passed into the sandbox, nothing else is
+	GitIdentity    string            // who commits in the sandbox (set in Env), as the start header says it
 	KeepBackground bool              // processes left behind after a call survive
 	OutputCap      int               // bytes of output kept per call (head + tail)
 	ExecutorPath   string            // static agentbox binary to mount; "" = os.Executable

@@ -85,7 +85,7 @@ func execAction(c *cli.Context) error {
 		tools := s.Tools()
 		tools.CallTimeout = timeout
 		start := agent.SessionStart{Session: s.ID(), Policy: p.Source(), Network: string(orNone(cfg.Network)),
-			Workspace: cfg.Workspace, WorkspaceMode: string(s.Config().WorkspaceMode), Audit: auditPathOf(c)}
+			Workspace: cfg.Workspace, WorkspaceMode: string(s.Config().WorkspaceMode), Audit: auditPathOf(c), GitIdentity: cfg.GitIdentity}
 		if cfg.Network == sandbox.NetworkProxy {
 			start.Broker = agent.BrokerSummary(p)
 		}
@@ -138,7 +138,7 @@ func execExit(c *cli.Context, o agent.Outcome, timeout time.Duration) (int, erro
 		}
 		return statusExitCode(agent.StatusDenied), fmt.Errorf("denied by policy: %s; nothing ran (see agentbox policy explain)", o.Reason)
 	case o.TimedOut:
-		return statusExitCode(agent.StatusTimedOut), fmt.Errorf("command timed out after %s; everything it started was killed", timeout)
+		return statusExitCode(agent.StatusTimedOut), fmt.Errorf("command timed out after %s; everything it started was killed; to allow longer, pass --timeout %s (or set sandbox.timeouts.call in the policy)", timeout, 2*timeout)
 	case o.Interrupted:
 		return statusExitCode(agent.StatusInterrupted), errors.New("interrupted: the command and everything it started were killed")
 	case o.OOMKilled:

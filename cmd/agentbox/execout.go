@@ -48,7 +48,7 @@ func execOutput(c *cli.Context, tools *agent.Tools, start agent.SessionStart) (c
 	default:
 		if !c.Bool("quiet") {
 			header{session: start.Session, workspace: start.Workspace, policySource: start.Policy,
-				network: sandbox.NetworkMode(start.Network), mode: sandbox.WorkspaceMode(start.WorkspaceMode), audit: start.Audit, broker: start.Broker, learn: c.Bool("learn")}.print(c.App.ErrWriter)
+				network: sandbox.NetworkMode(start.Network), mode: sandbox.WorkspaceMode(start.WorkspaceMode), audit: start.Audit, broker: start.Broker, learn: c.Bool("learn"), git: start.GitIdentity}.print(c.App.ErrWriter)
 		}
 		// A closed stdout is an error to write to, not a signal that kills
 		// agentbox with its sandbox still running.

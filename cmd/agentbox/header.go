@@ -22,6 +22,7 @@ type header struct {
 	audit              string
 	broker             string // agent.BrokerSummary; "" = from policy
 	learn              bool   // a learning run
+	git                string // sandbox.Config.GitIdentity: who commits in the sandbox
 }
 
 // learnLine is the start header's line for a learning run.
@@ -37,6 +38,9 @@ func (h header) print(w io.Writer) {
 		h.session, src, net, h.workspace, h.mode, h.audit)
 	if h.learn {
 		fmt.Fprintln(w, learnLine)
+	}
+	if h.git != "" {
+		fmt.Fprintf(w, "git commits as %s\n", h.git)
 	}
 	line := h.broker
 	if line == "" && net == sandbox.NetworkProxy {

@@ -144,7 +144,7 @@ func runCommand() *cli.Command {
 					fmt.Fprintln(c.App.ErrWriter, l.Describe())
 				}
 				if !printer.Quiet {
-					header{session: s.ID(), workspace: cfg.Workspace, policy: p, network: cfg.Network, mode: s.Mode(), audit: auditPathOf(c), learn: s.Learn()}.print(c.App.ErrWriter)
+					header{session: s.ID(), workspace: cfg.Workspace, policy: p, network: cfg.Network, mode: s.Mode(), audit: auditPathOf(c), learn: s.Learn(), git: cfg.GitIdentity}.print(c.App.ErrWriter)
 				}
 				res, _, err := session.Run(c.Context, s, agent.RunConfig{
 					Task: task, Model: model, ModelName: name, Workspace: s.Config().Workspace,
