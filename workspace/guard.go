@@ -1,7 +1,10 @@
 package workspace
 
 import (
-	"os"
+	"fmt"
+
+	"github.com/agentbox/agentbox/internal/fstree"
+	"golang.org/x/sys/unix"
 	"path"
 	"path/filepath"
 	"strings"
@@ -55,43 +58,27 @@ func (c *Copy) Hazards() ([]StagedChange, error) {
 		}
 		return out, nil
 	}
-	ownGit := hasOwnGit(c.Workspace)
+	// A real copy: its changes decided against the tree and the
+	// workspace together, as promotion decides an upper layer.
+	l := (&Stage{Upper: c.ChangedRoot(), Lower: c.Workspace, tree: true}).newLister(true)
 	for _, ch := range c.Meta.Changes {
 		if ch.Change == ChangeIncomplete {
 			continue
 		}
-		rule, why := pathHazard(ch.Path, ownGit)
-		if rule == "" && ch.Change != "deleted" && gitdirFile(filepath.Join(c.ChangedRoot(), filepath.FromSlash(ch.Path))) {
-			rule, why = HazardGitRepo, "a gitdir: link to a git repository"
+		sc := StagedChange{Path: ch.Path, Change: ch.Change, Type: TypeFile}
+		if ch.Change != "deleted" {
+			st, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(c.ChangedRoot(), filepath.FromSlash(ch.Path)))
+			if err != nil {
+				return nil, fmt.Errorf("reading the copy at %s: %w", ch.Path, err)
+			}
+			sc.Type = typeOf(st)
 		}
-		for d := path.Dir(ch.Path); rule == "" && ch.Change != "deleted"; d = path.Dir(d) {
-			first := ch.Path
-			if d != "." {
-				first = strings.TrimPrefix(ch.Path, d+"/")
-			}
-			first, _, _ = strings.Cut(first, "/")
-			if gitEntries[first] && !(ownGit && d == ".git") && treeIsGitDir(c.ChangedRoot(), d) {
-				rule, why = HazardGitRepo, d+" would be a git repository (HEAD, objects/, refs/)"
-			}
-			if d == "." {
-				break
-			}
-		}
-		if rule != "" {
-			out = append(out, StagedChange{Path: ch.Path, Change: ch.Change, Held: rule, Why: why})
+		if rule, why := l.hazard(&sc); rule != "" {
+			sc.Held, sc.Why = rule, why
+			out = append(out, sc)
 		}
 	}
 	return out, nil
-}
-
-// treeIsGitDir reports whether dir below root holds HEAD with objects/
-// and refs/, or HEAD with commondir.
-func treeIsGitDir(root, dir string) bool {
-	is := func(name string, wantDir bool) bool {
-		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(dir), name))
-		return err == nil && fi.IsDir() == wantDir
-	}
-	return is("HEAD", false) && (is("objects", true) && is("refs", true) || is("commondir", false))
 }
 
 // guarded lists the changes Apply refuses to write.

@@ -10,35 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// HostRunFiles are the files and directories host tools run or load by
-// themselves (on cd, on opening an editor, on commit) wherever they sit in
-// the workspace. A change to one is a host hazard: it is held, whatever
-// the policy says, unless a files.write.allow rule names it explicitly.
-// This list is the one place; README's "Host hazards" section mirrors it.
-var HostRunFiles = []string{
-	".envrc",                  // direnv: runs on cd
-	".env.local",              // direnv/dotenv loaders
-	".vscode",                 // VS Code tasks, settings, launch
-	".idea",                   // JetBrains run configurations
-	".devcontainer",           // dev containers: build and postCreate commands
-	".devcontainer.json",      // the same, at the top
-	".pre-commit-config.yaml", // pre-commit: runs on git commit
-	"agentbox.yaml",           // agentbox's own local policy
-	".mise.toml", "mise.toml", // mise: tasks, env, hooks
-	".tool-versions",                // asdf/mise: picks the programs run
-	".zed",                          // Zed tasks and settings
-	".nvim.lua", ".nvimrc", ".exrc", // Neovim/Vim exrc
-	".hg", // Mercurial: hgrc hooks run on hg status
-}
-
-// gitHazardNames are names that make git treat a directory as a
-// repository, or a link to one, under any name.
-var gitHazardNames = map[string]string{
-	".git":      "a git repository or link (.git)",
-	"commondir": "a git commondir file",
-	"gitdir":    "a git gitdir file",
-}
-
 // ownGitPromoted are the entries of the workspace's own .git directory
 // that are promoted (so git add and git commit work in the sandbox): the
 // object store, refs, the index, logs, HEAD and the other state files git
@@ -67,26 +38,21 @@ const (
 // pathHazard is the host hazard a change at rel is by its path alone
 // ("" when none): the rule and why. ownGit says the workspace's own .git
 // is a directory (its objects, refs, index and logs are then promoted).
+// The host-run catalogue (hostrun.yaml) is matched case-insensitively and
+// Unicode-normalised; hazards that depend on the entry's type and content
+// (git's discovery rules) are gitHazard's.
 func pathHazard(rel string, ownGit bool) (rule, why string) {
 	segs := strings.Split(rel, "/")
-	for i, s := range segs {
-		for _, h := range HostRunFiles {
-			if s == h {
-				return HazardHostRun, h + " is run or loaded by host tools"
-			}
+	if ownGit && isDotGit(segs[0]) {
+		if segs[0] != ".git" || len(segs) == 1 {
+			return HazardGitOwn, "the workspace's own .git itself (or a name that opens as it)"
 		}
-		if what, ok := gitHazardNames[s]; ok {
-			if i == 0 && s == ".git" && ownGit {
-				if len(segs) == 1 {
-					return HazardGitOwn, "the workspace's own .git itself"
-				}
-				if !ownGitPromoted[segs[1]] || segs[1] == "objects" && len(segs) > 2 && segs[2] == "info" {
-					return HazardGitOwn, ".git/" + segs[1] + " is configuration git reads or runs"
-				}
-				continue
-			}
-			return HazardGitRepo, what
+		if !ownGitPromoted[segs[1]] || segs[1] == "objects" && len(segs) > 2 && segs[2] == "info" {
+			return HazardGitOwn, ".git/" + segs[1] + " is configuration git reads or runs"
 		}
+	}
+	if e := HostRun.Match(rel, false, ownGit && segs[0] == ".git"); e != nil {
+		return e.rule(), e.Tool + " (" + e.Family + "): " + e.Why
 	}
 	return "", ""
 }

@@ -23,10 +23,10 @@ func TestKeepHoldsWithoutPromoting(t *testing.T) {
 	put(t, upper, "a.txt", "new")
 	put(t, upper, ".envrc", "touch /tmp/x")
 	put(t, upper, "secret.txt", "x")
-	put(t, upper, "src/HEAD", "ref: refs/heads/main\n")
+	put(t, upper, "src/objects/", "")
 	cp := mustPromote(t, s, "1")
 	held := heldRules(cp)
-	if held[".envrc"] != HazardHostRun || held["secret.txt"] != "files.write.deny[0]" || held["a.txt"] != "" || held["src/HEAD"] != "" || !cp.Kept {
+	if held[".envrc"] != HazardHostRun || held["secret.txt"] != "files.write.deny[0]" || held["a.txt"] != "" || held["src/objects"] != "" || !cp.Kept {
 		t.Fatalf("decisions: %v (kept %v)", held, cp.Kept)
 	}
 	for _, p := range []string{".envrc", "secret.txt"} {
@@ -40,12 +40,12 @@ func TestKeepHoldsWithoutPromoting(t *testing.T) {
 	if cp := mustPromote(t, s, "2"); cp != nil {
 		t.Errorf("kept changes listed again: %+v", cp.Changes)
 	}
-	put(t, upper, "src/objects/", "")
-	mustPromote(t, s, "3")
 	put(t, upper, "src/refs/heads/", "")
+	mustPromote(t, s, "3")
+	put(t, upper, "src/HEAD", "ref: refs/heads/main\n")
 	cp = mustPromote(t, s, "4")
-	if heldRules(cp)["src/refs"] != HazardGitRepo || exists(filepath.Join(upper, "src/refs")) {
-		t.Fatalf("refs/ completing a repository was not held: %+v", cp)
+	if heldRules(cp)["src/HEAD"] != HazardGitRepo || exists(filepath.Join(upper, "src/HEAD")) {
+		t.Fatalf("HEAD completing a repository was not held: %+v", cp)
 	}
 	all, err := s.ListAll()
 	if err != nil {
@@ -55,7 +55,7 @@ func TestKeepHoldsWithoutPromoting(t *testing.T) {
 	for _, c := range all {
 		got[c.Path] = c.Held
 	}
-	for _, p := range []string{"a.txt", "src/HEAD", "src/objects"} {
+	for _, p := range []string{"a.txt", "src/refs", "src/objects"} {
 		if h, ok := got[p]; !ok || h != "" {
 			t.Errorf("ListAll: %s = %q, %v (want allowed)", p, h, ok)
 		}

@@ -7,7 +7,6 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/agentbox/agentbox/internal/fstree"
 	"golang.org/x/sys/unix"
@@ -105,7 +104,12 @@ func (s *Stage) ListAll() ([]StagedChange, error) { return s.list(true) }
 
 // newLister decides changes against s's lower layer (the workspace).
 func (s *Stage) newLister(all bool) *lister {
-	return &lister{s: s, ownGit: hasOwnGit(s.Lower), all: all, gitDirs: map[string]bool{}, heldDirs: map[string]bool{}}
+	own := hasOwnGit(s.Lower)
+	if s.st.GitDirs == nil {
+		s.st.GitDirs = map[string]bool{}
+	}
+	git := &gitView{upper: s.Upper, lower: s.Lower, ownGit: own, sticky: s.st.GitDirs, seen: map[string]gitCandidate{}}
+	return &lister{s: s, ownGit: own, all: all, gitView: git, heldDirs: map[string]bool{}}
 }
 
 func (s *Stage) list(all bool) ([]StagedChange, error) {
@@ -139,7 +143,7 @@ type lister struct {
 	ownGit  bool
 	all     bool // list kept entries too
 	out     []StagedChange
-	gitDirs map[string]bool // merged-view directories already checked: is it a git dir?
+	gitView *gitView // git's discovery rules on the view (gitdiscover.go)
 	// heldDirs are the directories held so far (sorted order: parents
 	// are decided before their entries).
 	heldDirs map[string]bool
@@ -299,71 +303,9 @@ func (l *lister) hazard(c *StagedChange) (string, string) {
 			if t, err := os.Readlink(up); err != nil || symlinkOutside(c.Path, t) {
 				return HazardSymlink, symlinkWhy(t)
 			}
-		case TypeFile:
-			if gitdirFile(up) {
-				return HazardGitRepo, "a gitdir: link to a git repository"
-			}
 		}
 	}
-	// A directory above the change that the sandbox's view makes a git
-	// repository (the workspace root included), when the change is one of
-	// the entries git reads there.
-	for d := path.Dir(c.Path); ; d = path.Dir(d) {
-		first := c.Path
-		if d != "." {
-			first = strings.TrimPrefix(c.Path, d+"/")
-		}
-		first, _, _ = strings.Cut(first, "/")
-		if gitEntries[first] && !(l.ownGit && d == ".git") && l.isGitDir(d) {
-			return HazardGitRepo, fmt.Sprintf("%s would be a git repository (HEAD, objects/, refs/)", d)
-		}
-		if d == "." {
-			return "", ""
-		}
-	}
-}
-
-// gitEntries are the entries git reads in a repository directory.
-var gitEntries = map[string]bool{
-	"HEAD": true, "objects": true, "refs": true, "commondir": true, "config": true, "hooks": true,
-	"info": true, "packed-refs": true, "worktrees": true, "modules": true, "gitdir": true,
-	"index": true, "config.worktree": true, "logs": true,
-}
-
-// isGitDir reports whether the directory d of the sandbox's view (upper
-// over lower) is one git would open as a repository: HEAD with objects/
-// and refs/, or HEAD with a commondir file.
-func (l *lister) isGitDir(d string) bool {
-	if v, ok := l.gitDirs[d]; ok {
-		return v
-	}
-	has := func(name string, dir bool) bool {
-		rel := path.Join(d, name)
-		if st, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(l.s.Upper, filepath.FromSlash(rel))); err == nil {
-			return !st.Whiteout() && st.IsDir() == dir
-		}
-		if l.s.tree {
-			return false
-		}
-		st, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(l.s.Lower, filepath.FromSlash(rel)))
-		return err == nil && st.IsDir() == dir
-	}
-	v := has("HEAD", false) && (has("objects", true) && has("refs", true) || has("commondir", false))
-	l.gitDirs[d] = v
-	return v
-}
-
-// gitdirFile reports a regular file that starts with "gitdir:" (a .git
-// file's link to a repository).
-func gitdirFile(p string) bool {
-	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	b := make([]byte, 16)
-	n, _ := f.Read(b)
-	return strings.HasPrefix(strings.TrimLeft(string(b[:n]), " \t\r\n"), "gitdir:")
+	return l.gitHazard(c)
 }
 
 func typeOf(st fstree.Stamp) string {

@@ -26,6 +26,9 @@ type stageState struct {
 	// left in the upper directory for apply: unchanged since, they are
 	// not listed again.
 	Kept map[string]promotedEntry `json:"kept,omitempty"`
+	// GitDirs are the directories a git name was held in as a repository
+	// candidate: they stay candidates for the session (gitdiscover.go).
+	GitDirs map[string]bool `json:"git_dirs,omitempty"`
 }
 
 // promotedEntry is an upper entry already promoted: unchanged since (the

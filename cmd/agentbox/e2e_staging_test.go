@@ -77,6 +77,7 @@ func TestStagedGitDirAttacks(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "script.yaml")
 	writeFile(t, script, `turns:
   - tool_calls:
+      - {name: write_file, args: {path: notes.txt, content: "first\n"}}
       - {name: write_file, args: {path: src/HEAD, content: "ref: refs/heads/main\n"}}
       - {name: write_file, args: {path: src/config, content: "`+cfg+`"}}
       - {name: write_file, args: {path: src/objects/.keep, content: ""}}
@@ -129,8 +130,8 @@ func TestStagedGitDirAttacks(t *testing.T) {
 	if fk := ab.run(t, "fork", sess, "1", fork, "--audit", log); fk.code != 0 {
 		t.Fatalf("fork: %d %s", fk.code, fk.stderr)
 	}
-	if b, err := os.ReadFile(filepath.Join(fork, "src", "HEAD")); err != nil || !strings.HasPrefix(string(b), "ref:") {
-		t.Errorf("fork after checkpoint 1 lacks src/HEAD: %v", err)
+	if b, err := os.ReadFile(filepath.Join(fork, "notes.txt")); err != nil || string(b) != "first\n" {
+		t.Errorf("fork after checkpoint 1 lacks notes.txt: %v", err)
 	}
 	if _, err := os.Lstat(filepath.Join(fork, "work.txt")); err == nil {
 		t.Error("fork after checkpoint 1 has a later file")
@@ -142,7 +143,7 @@ func TestStagedGitDirAttacks(t *testing.T) {
 	if out := hostGit(t, ws, "log", "--oneline"); strings.Contains(out, "agent work") {
 		t.Errorf("rewind left the agent's commit:\n%s", out)
 	}
-	for _, p := range []string{"src", "pkg", "work.txt"} {
+	for _, p := range []string{"src", "pkg", "work.txt", "notes.txt"} {
 		if _, err := os.Lstat(filepath.Join(ws, p)); err == nil {
 			t.Errorf("rewind left %s", p)
 		}
