@@ -46,7 +46,7 @@ func ResolveGitIdentity(ctx context.Context, setting, workspace string) GitIdent
 	case policy.GitIdentityHost, "":
 		name, email := hostGitConfig(ctx, workspace, "user.name"), hostGitConfig(ctx, workspace, "user.email")
 		if name == "" || email == "" {
-			return GitIdentity{Source: "host git has no user.name and user.email for the workspace; commits in the sandbox fail until you set them (git config --global user.name ...) or sandbox.git_identity: \"Name <email>\""}
+			return GitIdentity{Source: "host git has no user.name/user.email for the workspace: git config --global user.name, or sandbox.git_identity"}
 		}
 		return GitIdentity{Name: name, Email: email, Source: "host git config"}
 	}

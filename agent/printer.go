@@ -156,9 +156,9 @@ func (p *Printer) ToolCall(step, maxSteps int, o Outcome) {
 		b.WriteString("  " + fmtDuration(o.Duration))
 	}
 	b.WriteByte('\n')
-	preview := o.Preview
+	preview, tail := o.Preview, true
 	if o.Denied || o.Invalid || o.Err != nil || o.Failure != "" {
-		preview = o.Text
+		preview, tail = o.Text, false
 		if o.Err != nil {
 			preview = o.Err.Error()
 		}
@@ -166,7 +166,7 @@ func (p *Printer) ToolCall(step, maxSteps int, o Outcome) {
 	if s, ok := lookupTool(o.Tool); ok && s.quiet && !o.Denied && o.Failure == "" && o.Err == nil {
 		preview = ""
 	}
-	b.WriteString(p.previewLines(preview))
+	b.WriteString(p.previewLines(preview, tail))
 	b.WriteString(p.execTime(o))
 	p.write(b.String())
 }
@@ -203,7 +203,10 @@ func (p *Printer) execTime(o Outcome) string {
 	return b.String()
 }
 
-func (p *Printer) previewLines(s string) string {
+// previewLines is the indented preview of a call's output: all of it when
+// short, else its last lines (tail: where a failing test run or build
+// says what failed) or, for a message (a denial, a failure), its first.
+func (p *Printer) previewLines(s string, tail bool) string {
 	n := p.PreviewLines
 	if n == 0 {
 		n = 3
@@ -214,12 +217,27 @@ func (p *Printer) previewLines(s string) string {
 	}
 	lines := strings.Split(s, "\n")
 	var b strings.Builder
-	for i, l := range lines {
-		if i == n {
-			fmt.Fprintf(&b, "       %s\n", p.paint(cDim, fmt.Sprintf("… %d more lines", len(lines)-n)))
-			break
-		}
+	line := func(l string) {
 		b.WriteString("       " + p.paint(cDim, textutil.Clip(policy.Visible(strings.TrimRight(l, "\r")), 160)) + "\n")
+	}
+	more := func(k int, where string) {
+		fmt.Fprintf(&b, "       %s\n", p.paint(cDim, fmt.Sprintf("… %d %s lines", k, where)))
+	}
+	switch {
+	case len(lines) <= n:
+		for _, l := range lines {
+			line(l)
+		}
+	case tail:
+		more(len(lines)-n, "earlier")
+		for _, l := range lines[len(lines)-n:] {
+			line(l)
+		}
+	default:
+		for _, l := range lines[:n] {
+			line(l)
+		}
+		more(len(lines)-n, "more")
 	}
 	return b.String()
 }
