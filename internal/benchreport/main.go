@@ -36,12 +36,21 @@ type row struct {
 func main() {
 	out := flag.String("o", "BENCHMARKS.md", "report file")
 	calls := flag.Int("calls", 300, "warm calls per measurement")
-	only := flag.String("only", "", "workspaces: measure only the workspace-size rows and print them (BENCHMARKS.md is not written)")
+	only := flag.String("only", "", "workspaces | pool: measure only the workspace-size rows, or the Kubernetes warm pool rows, and print them (BENCHMARKS.md is not written)")
 	builds := flag.Bool("image-builds", true, "measure a cold build of each toolchain image (minutes each, needs Debian's mirror)")
+	flag.IntVar(&poolCfg.size, "pool-size", 12, "Kubernetes warm pool: idle pods kept")
+	flag.Float64Var(&poolCfg.rate, "pool-rate", 10, "Kubernetes warm pool: Poisson claims per second")
+	flag.DurationVar(&poolCfg.dur, "pool-duration", 10*time.Second, "Kubernetes warm pool: how long Poisson claims arrive")
+	flag.IntVar(&poolCfg.burst, "pool-burst", 10, "Kubernetes warm pool: claims at once")
+	flag.IntVar(&poolCfg.cold, "pool-cold", 5, "Kubernetes: cold starts measured beside the pool")
+	flag.IntVar(&poolCfg.execs, "pool-execs", 9, "one-shot agentbox exec -- true per backend (needs AGENTBOX_BIN)")
 	flag.Parse()
 	run := run
-	if *only == "workspaces" {
+	switch *only {
+	case "workspaces":
 		run = func(string, int, bool) error { return onlyWorkspaces() }
+	case "pool":
+		run = func(string, int, bool) error { return onlyPool() }
 	}
 	if err := run(*out, *calls, *builds); err != nil {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
@@ -163,6 +172,11 @@ func run(out string, calls int, builds bool) error {
 		return fmt.Errorf("workspaces: %w", err)
 	}
 	rows = append(rows, wsRows...)
+	pr, err := poolRows(ctx, poolCfg, exe)
+	if err != nil {
+		return fmt.Errorf("kubernetes warm pool: %w", err)
+	}
+	rows = append(rows, pr...)
 	if builds {
 		br, err := imageBuildRows(ctx, rt)
 		if err != nil {

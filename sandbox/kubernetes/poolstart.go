@@ -106,3 +106,36 @@ func (r *Runtime) Warm(ctx context.Context, cfg sandbox.Config) {
 	}
 	r.pools.get(genericPod(cfg, uid, gid), isolated(cfg.Network))
 }
+
+// PoolIdle counts the idle pods this process's pool for sessions shaped
+// like cfg has Ready to hand out (benchmarks and tests wait on it).
+func (r *Runtime) PoolIdle(ctx context.Context, cfg sandbox.Config) (int, error) {
+	if r.pools == nil {
+		return 0, nil
+	}
+	if err := checkConfig(&cfg); err != nil {
+		return 0, err
+	}
+	uid, gid, err := podUser(cfg.User)
+	if err != nil {
+		return 0, err
+	}
+	if cfg.Runtime, err = r.runtimeClass(ctx, cfg.Runtime); err != nil {
+		return 0, err
+	}
+	p := r.pools.get(genericPod(cfg, uid, gid), isolated(cfg.Network))
+	if p == nil {
+		return 0, nil
+	}
+	list, err := r.cs.CoreV1().Pods(r.opts.Namespace).List(ctx, metav1.ListOptions{LabelSelector: p.ownIdle()})
+	if err != nil {
+		return 0, fmt.Errorf("%w: listing the pool's pods: %w", sandbox.ErrUnavailable, err)
+	}
+	n := 0
+	for i := range list.Items {
+		if servable(&list.Items[i], 0, 0) == "" {
+			n++
+		}
+	}
+	return n, nil
+}
