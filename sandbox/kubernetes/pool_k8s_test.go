@@ -298,3 +298,24 @@ func TestPoolKill9GCK8s(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// A pod's usage comes from its own cgroup: a burn of a million loop turns
+// (bash builtins, about a CPU-second) shows, and so does memory.
+func TestUsageK8s(t *testing.T) {
+	rt := testRuntime(t)
+	cfg := poolConfig(t)
+	cfg.CPUs = 1
+	s := startOn(t, rt, cfg)
+	ctx := context.Background()
+	before, err := s.Usage(ctx)
+	if err != nil || !before.Known {
+		t.Fatalf("usage before: %+v %v", before, err)
+	}
+	if _, err := s.Exec(ctx, sandbox.ExecRequest{Command: `i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done`, Timeout: 5 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := s.Usage(ctx)
+	if err != nil || !after.Known || after.CPUSeconds-before.CPUSeconds < 0.25 || after.PeakMemoryBytes <= 0 {
+		t.Fatalf("usage %+v after a busy loop, %+v before (%v)", after, before, err)
+	}
+}

@@ -162,3 +162,18 @@ func TestPoolClaimedUpdate(t *testing.T) {
 		t.Fatal(c.Name)
 	}
 }
+
+// The pod's cgroup figures, v1 and v2, as usageScript prints them.
+func TestParseUsage(t *testing.T) {
+	v1 := "cpuacct 2500000000\npeak 73400320\noom oom_kill_disable 0\noom under_oom 0\noom oom_kill 2\n"
+	if u := parseUsage(v1); !u.Known || u.CPUSeconds != 2.5 || u.PeakMemoryBytes != 73400320 || u.OOMKills != 2 {
+		t.Fatalf("v1: %+v", u)
+	}
+	v2 := "cpustat usage_usec 1500000\ncpustat user_usec 1\npeak 1048576\noom low 0\noom oom_kill 1\nio 8:0 rbytes=1 wbytes=4096 rios=1 wios=1\n"
+	if u := parseUsage(v2); !u.Known || u.CPUSeconds != 1.5 || u.PeakMemoryBytes != 1<<20 || u.OOMKills != 1 || u.BytesWritten != 4096 {
+		t.Fatalf("v2: %+v", u)
+	}
+	if u := parseUsage(""); u.Known {
+		t.Fatal("nothing read, yet known")
+	}
+}
