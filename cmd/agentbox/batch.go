@@ -158,6 +158,13 @@ func batchAction(c *cli.Context) error {
 	if cfg.SlotDir, err = hostcap.Dir(os.Getenv); err != nil {
 		return exitWith(exitUsage, err)
 	}
+	if caps := capabilities(c); !caps.HostMounts {
+		for _, t := range tasks {
+			if t.Devcontainer != nil && t.Devcontainer.Build != nil {
+				return exitWith(exitUsage, fmt.Errorf("task %s: %w", t.ID, remoteBuildRefusal(caps.Backend)))
+			}
+		}
+	}
 	if err := buildBatchDevcontainers(c.Context, tasks, c.App.ErrWriter); err != nil {
 		return exitWith(errorExitCode(err), fmt.Errorf("%w; no task was started", err))
 	}

@@ -34,6 +34,9 @@ func applyDevcontainer(c *cli.Context, p *policy.Policy, cfg *sandbox.Config) ([
 	if err != nil {
 		return nil, exitWith(exitUsage, err)
 	}
+	if caps := capabilities(c); !caps.HostMounts && dc.Build != nil {
+		return nil, exitWith(exitUsage, remoteBuildRefusal(caps.Backend))
+	}
 	img, err := devcontainerImage(c.Context, dc, os.Stderr)
 	if err != nil {
 		return nil, err
@@ -81,4 +84,10 @@ func buildBatchDevcontainers(ctx context.Context, tasks []batch.Task, progress i
 		}
 	}
 	return batch.BuildDevcontainers(ctx, eng, tasks, progress)
+}
+
+// remoteBuildRefusal: a devcontainer Dockerfile is built by the local
+// Docker engine, whose images a cluster's nodes cannot have.
+func remoteBuildRefusal(backend string) error {
+	return fmt.Errorf("--devcontainer with a Dockerfile on --backend %s: agentbox builds it with the local Docker engine, which the cluster's nodes cannot pull from; build the image yourself with agentbox's executor inside (add `COPY --from=%s /.agentbox/agentbox /.agentbox/agentbox` to the Dockerfile), push it where the nodes pull from (a local test cluster: K8S_IMAGES=\"IMAGE agentbox/k8s:latest\" make k8s-up imports it), and name it as devcontainer.json's image", backend, "agentbox/k8s:latest")
 }

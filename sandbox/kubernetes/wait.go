@@ -44,6 +44,8 @@ func podState(pod *corev1.Pod, image string) (ready bool, waiting string, err er
 			switch {
 			case imageReasons[w.Reason]:
 				return false, "", fmt.Errorf("%w: image %s cannot be had on the cluster's nodes (%s: %s); build it with `agentbox image build --executor` and import it into the cluster's container runtime (a local test cluster: make k8s-up), or push it where the nodes pull from", sandbox.ErrImageMissing, image, w.Reason, w.Message)
+			case fatalReasons[w.Reason] && strings.Contains(w.Message, ExecutorPath):
+				return false, "", fmt.Errorf("%w: image %s has no agentbox executor at %s (%s); a devcontainer's or your own image needs it: add `COPY --from=%s %s %s` to its Dockerfile (or use agentbox image build --executor), and put the image where the nodes pull from", sandbox.ErrImageMissing, image, ExecutorPath, w.Reason, DefaultImage, ExecutorPath, ExecutorPath)
 			case fatalReasons[w.Reason]:
 				return false, "", fmt.Errorf("%w: the cluster cannot start the sandbox container (%s: %s)", sandbox.ErrUnavailable, w.Reason, w.Message)
 			case w.Reason != "":
