@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
@@ -38,9 +39,12 @@ func (r *Runtime) GC(ctx context.Context) ([]sandbox.Removed, error) {
 			errs = append(errs, err)
 			continue
 		}
-		// Its NetworkPolicy goes with it, once the pod is gone.
-		if nerr := r.cs.NetworkingV1().NetworkPolicies(r.opts.Namespace).Delete(ctx, podName(p.Labels[sandbox.LabelSession]), metav1.DeleteOptions{}); nerr != nil && !apierrors.IsNotFound(nerr) {
-			errs = append(errs, nerr)
+		// Its NetworkPolicy goes with it, once the pod is gone (a pod
+		// claimed from a pool is named apart from its session's policy).
+		for _, name := range slices.Compact([]string{p.Name, podName(p.Labels[sandbox.LabelSession])}) {
+			if nerr := r.cs.NetworkingV1().NetworkPolicies(r.opts.Namespace).Delete(ctx, name, metav1.DeleteOptions{}); nerr != nil && !apierrors.IsNotFound(nerr) {
+				errs = append(errs, nerr)
+			}
 		}
 		removed = append(removed, sandbox.Removed{ID: p.Name, Reason: reason})
 	}
