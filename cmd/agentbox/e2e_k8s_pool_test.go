@@ -72,7 +72,9 @@ func TestK8sPoolExecDefaultPolicy(t *testing.T) {
 	var wg sync.WaitGroup
 	res := make([]result, 2)
 	for i := range res {
-		wg.Go(func() { res[i] = abCmd{dir: ws, fullEnv: env}.run(t, "exec", "--pool", "0", "--", "echo hello from the pool") })
+		wg.Go(func() {
+			res[i] = abCmd{dir: ws, fullEnv: env}.run(t, "exec", "--pool", "0", "--", "echo hello from the pool")
+		})
 	}
 	wg.Wait()
 	var pods []string
