@@ -26,7 +26,7 @@ func (l *recLog) Append(r *audit.Record) error {
 }
 
 func TestEgressRecordsRefusal(t *testing.T) {
-	p, err := policy.Parse("p.yaml", []byte("version: 1\nsandbox:\n  network: proxy\nnetwork:\n  allow: [\"pypi.org\"]\n"))
+	p, err := policy.Parse("p.yaml", []byte("version: 1\nextends: none\nsandbox:\n  network: proxy\nnetwork:\n  allow: [\"pypi.org\"]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestWithEgressBrokersSecrets(t *testing.T) {
 	const value = "host-only-value-42424242"
 	t.Setenv("AGENT_BROKER_TOKEN", value)
 	t.Setenv("AGENT_BROKER_COPY", "x"+value)
-	pol := "version: 1\nsandbox:\n  network: proxy\n  env: [AGENT_BROKER_TOKEN]\nnetwork:\n  allow: [\"api.example.com\"]\nsecrets:\n  AGENT_BROKER_TOKEN: {from: \"env:AGENT_BROKER_TOKEN\", hosts: [api.example.com]}\n"
+	pol := "version: 1\nextends: none\nsandbox:\n  network: proxy\n  env: [AGENT_BROKER_TOKEN]\nnetwork:\n  allow: [\"api.example.com\"]\nsecrets:\n  AGENT_BROKER_TOKEN: {from: \"env:AGENT_BROKER_TOKEN\", hosts: [api.example.com]}\n"
 	p, err := policy.Parse("p.yaml", []byte(pol))
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +104,7 @@ func TestWithEgressKeepsSecretsOutWithoutProxy(t *testing.T) {
 	const value = "host-only-value-42424242"
 	t.Setenv("AGENT_BROKER_TOKEN", value)
 	t.Setenv("AGENT_BROKER_COPY", value)
-	pol := "version: 1\nsandbox:\n  network: proxy\n  env: [AGENT_BROKER_TOKEN]\nnetwork:\n  allow: [\"api.example.com\"]\nsecrets:\n  AGENT_BROKER_TOKEN: {from: \"env:AGENT_BROKER_TOKEN\", hosts: [api.example.com]}\n"
+	pol := "version: 1\nextends: none\nsandbox:\n  network: proxy\n  env: [AGENT_BROKER_TOKEN]\nnetwork:\n  allow: [\"api.example.com\"]\nsecrets:\n  AGENT_BROKER_TOKEN: {from: \"env:AGENT_BROKER_TOKEN\", hosts: [api.example.com]}\n"
 	p, err := policy.Parse("p.yaml", []byte(pol))
 	if err != nil {
 		t.Fatal(err)

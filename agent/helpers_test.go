@@ -22,6 +22,7 @@ import (
 const testKey = "sk-test-DO-NOT-LEAK-7f3c9a1b2e4d"
 
 const testPolicy = `version: 1
+extends: none
 sandbox:
   timeouts: {call: 20s, session: 5m}
 commands:

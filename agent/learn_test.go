@@ -60,7 +60,7 @@ func TestLearnRecordsWouldDecisions(t *testing.T) {
 	if len(ch) != 0 {
 		t.Errorf("replay under the learning run's own policy: %+v, want no change", ch)
 	}
-	allowAll, err := policy.Parse("all.yaml", []byte("version: 1\ncommands: {default: allow}\n"))
+	allowAll, err := policy.Parse("all.yaml", []byte("version: 1\nextends: none\ncommands: {default: allow}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

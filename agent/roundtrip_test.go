@@ -45,8 +45,8 @@ func mustPolicy(t *testing.T, name, y string) *policy.Policy {
 // `audit replay` under an allow-all policy (a tool replay did not know
 // would stay denied and be missing from the changes).
 func TestRegistryRoundTrips(t *testing.T) {
-	denyAll := mustPolicy(t, "deny.yaml", "version: 1\ncommands: {default: deny, dynamic: deny}\nfiles:\n  read: {allow: [], deny: [\"**\"]}\n  write: {allow: [], deny: [\"**\"]}\n")
-	allowAll := mustPolicy(t, "allow.yaml", "version: 1\ncommands: {default: allow, dynamic: allow}\nfiles:\n  read: {allow: [\"**\"]}\n  write: {allow: [\"**\"]}\n")
+	denyAll := mustPolicy(t, "deny.yaml", "version: 1\nextends: none\ncommands: {default: deny, dynamic: deny}\nfiles:\n  read: {allow: [], deny: [\"**\"]}\n  write: {allow: [], deny: [\"**\"]}\n")
+	allowAll := mustPolicy(t, "allow.yaml", "version: 1\nextends: none\ncommands: {default: allow, dynamic: allow}\nfiles:\n  read: {allow: [\"**\"]}\n  write: {allow: [\"**\"]}\n")
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	w, err := audit.Open(path, audit.Options{})
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 // testPolicy: a short call timeout, an ask rule (touch), a deny rule
 // (sudo), a read-denied file (.env).
 const testPolicy = `version: 1
+extends: none
 sandbox:
   timeouts: {call: 3s}
 commands:

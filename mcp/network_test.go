@@ -9,6 +9,7 @@ import (
 
 // proxyPolicy: network proxy with nothing allowed; python3 may run.
 const proxyPolicy = `version: 1
+extends: none
 sandbox:
   network: proxy
   timeouts: {call: 20s}

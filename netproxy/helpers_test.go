@@ -205,7 +205,7 @@ func waitGoroutines(t testing.TB, base int) {
 
 func mustPolicy(t testing.TB, netYAML string) *policy.Policy {
 	t.Helper()
-	pol, err := policy.Parse("test.yaml", []byte("version: 1\nsandbox: {network: proxy}\n"+netYAML))
+	pol, err := policy.Parse("test.yaml", []byte("version: 1\nextends: none\nsandbox: {network: proxy}\n"+netYAML))
 	if err != nil {
 		t.Fatal(err)
 	}

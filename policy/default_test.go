@@ -55,7 +55,7 @@ func TestDefaultPolicyLoads(t *testing.T) {
 }
 
 func TestMissingFieldsTakeDefaults(t *testing.T) {
-	p, err := Parse("min.yaml", []byte("version: 1\n"))
+	p, err := Parse("min.yaml", []byte("version: 1\nextends: none\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

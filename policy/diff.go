@@ -27,6 +27,10 @@ func Diff(old, new *Policy, probes []Probe) DiffReport {
 	// In the stricter direction the roles swap: the example's "new" is OLD.
 	for i := range st.Looser {
 		f := &st.Looser[i]
+		if e := f.Example; e != nil && e.Source == hazardSource {
+			f.What = fmt.Sprintf("NEW holds the host hazard at %s that OLD's literal %s lifts", e.Subject, f.Field)
+			continue
+		}
 		if e := f.Example; e != nil {
 			x := *e
 			x.New, x.NewRule, x.Boundary, x.BoundaryRule = e.Boundary, e.BoundaryRule, e.New, e.NewRule

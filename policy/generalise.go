@@ -176,11 +176,28 @@ func plainRuneByte(c byte) bool {
 // other file stays its own path.
 func collapseFiles(o *obs) []SuggestedRule {
 	byDir := map[string][]string{}
+	venvs := map[string]bool{} // directories holding a pyvenv.cfg
+	for _, a := range o.argvs {
+		if path.Base(a[0]) == "pyvenv.cfg" {
+			venvs[path.Dir(a[0])] = true
+		}
+	}
+	trees := map[string][]string{} // generated tree -> its sources
 	for _, a := range o.argvs {
 		p := a[0]
+		if root := generatedRoot(p, venvs); root != "" {
+			for _, x := range o.sources[p] {
+				trees[root] = appendNew(trees[root], x)
+			}
+			continue
+		}
 		byDir[path.Dir(p)] = append(byDir[path.Dir(p)], p)
 	}
 	var out []SuggestedRule
+	for root, src := range trees {
+		sortSources(src)
+		out = append(out, SuggestedRule{Match: escapeGlob(root) + "/**", Sources: src})
+	}
 	for dir, ps := range byDir {
 		sort.Strings(ps)
 		srcs := func(paths []string) []string {
@@ -220,6 +237,29 @@ func collapseFiles(o *obs) []SuggestedRule {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Match < out[j].Match })
 	return out
+}
+
+// generatedTree names directories whose contents tools generate in bulk:
+// a suggestion allows each as one glob, not file by file.
+var generatedTree = map[string]bool{"node_modules": true, "__pycache__": true, ".venv": true, "venv": true}
+
+// generatedRoot is the generated tree p lies in ("" when none): the
+// outermost of .git/objects, a virtual environment (a directory named
+// .venv or venv, or one holding a pyvenv.cfg), node_modules and
+// __pycache__.
+func generatedRoot(p string, venvs map[string]bool) string {
+	segs := strings.Split(p, "/")
+	for i := 0; i < len(segs)-1; i++ {
+		dir := strings.Join(segs[:i+1], "/")
+		switch {
+		case segs[i] == "" || segs[i] == ".":
+		case segs[i] == ".git" && segs[i+1] == "objects" && i+2 < len(segs):
+			return dir + "/objects"
+		case generatedTree[segs[i]] || venvs[dir]:
+			return dir
+		}
+	}
+	return ""
 }
 
 // escapeGlob escapes the doublestar metacharacters of a literal path.

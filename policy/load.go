@@ -55,13 +55,13 @@ func Load(path string) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy: read %s: %w", path, err)
 	}
-	return parse(path, data, true)
+	return parse(path, data, true, true)
 }
 
 // Default returns the built-in default policy (policy.example.yaml). Its
 // Path is "".
 func Default() *Policy {
-	p, err := Parse("policy.example.yaml", agentbox.DefaultPolicy)
+	p, err := parse("policy.example.yaml", agentbox.DefaultPolicy, false, false)
 	if err != nil {
 		panic("policy: the built-in default policy is invalid: " + err.Error())
 	}
@@ -75,9 +75,11 @@ func Default() *Policy {
 // Parse does no I/O: the host-side sources a policy names (secret files
 // and commands, network.upstream_ca) are checked by Load only, on the host
 // (the in-sandbox executor parses the same bytes without them).
-func Parse(name string, data []byte) (*Policy, error) { return parse(name, data, false) }
+func Parse(name string, data []byte) (*Policy, error) { return parse(name, data, false, true) }
 
-func parse(name string, data []byte, host bool) (*Policy, error) {
+// parse validates a policy; layered lays it on the built-in default
+// (unless it says extends: none; see layer).
+func parse(name string, data []byte, host, layered bool) (*Policy, error) {
 	l := &loader{file: name, host: host}
 	if len(data) > maxPolicyBytes {
 		l.errs = append(l.errs, &LoadError{File: name, Msg: "the policy file is larger than 1 MiB; policies are small, check that this is the right file"})
@@ -111,7 +113,22 @@ func parse(name string, data []byte, host bool) (*Policy, error) {
 		l.errs = append(l.errs, &LoadError{File: name, Line: 1, Col: 1, Msg: "the policy is empty; start it with \"version: 1\""})
 		return nil, l.err()
 	}
-	l.top(doc.Content[0], p)
+	top := doc.Content[0]
+	if top.Kind == yaml.MappingNode && !hasKey(top, "version") {
+		l.errorf(top, "version", "missing; add \"version: 1\" at the top")
+		return nil, l.err()
+	}
+	if layered {
+		l.fromScratch = extendsNone(top)
+		p.fromScratch = l.fromScratch
+		var base *yaml.Node
+		if !l.fromScratch {
+			base = defaultTree()
+			l.markBase(base)
+		}
+		top = l.layer(base, top, "")
+	}
+	l.top(top, p)
 	l.checkExamples(p)
 	l.checkNetwork(p)
 	if len(l.errs) > 0 {
@@ -124,8 +141,11 @@ type loader struct {
 	file      string
 	errs      []*LoadError
 	examples  []example
-	netChecks []netCheck // see checkNetwork
-	host      bool       // check host-side sources (files, commands) too
+	netChecks []netCheck          // see checkNetwork
+	host      bool                // check host-side sources (files, commands) too
+	base      map[*yaml.Node]bool // the built-in default's nodes (layer)
+	// fromScratch: the file says extends: none
+	fromScratch bool
 }
 
 type example struct {
@@ -140,6 +160,9 @@ func (l *loader) errorf(n *yaml.Node, field, format string, args ...any) {
 	e := &LoadError{File: l.file, Field: field, Msg: fmt.Sprintf(format, args...)}
 	if n != nil {
 		e.Line, e.Col = n.Line, n.Column
+		if l.base[n] {
+			e.File = defaultLabel
+		}
 	}
 	l.errs = append(l.errs, e)
 }
@@ -209,6 +232,11 @@ func (l *loader) top(n *yaml.Node, p *Policy) {
 		"audit":   func(f string, v *yaml.Node) { l.audit(f, v, &p.Audit) },
 		"network": func(f string, v *yaml.Node) { l.network(f, v, &p.net) },
 		"secrets": func(f string, v *yaml.Node) { l.secrets(f, v, p) },
+		"extends": func(f string, v *yaml.Node) {
+			if s, ok := l.str(f, v); ok && s != "none" && s != "default" {
+				l.errorf(v, f, "%q: write extends: none to start from nothing, or leave it out to layer on the built-in default", s)
+			}
+		},
 	})
 	if !sawVersion && n.Kind == yaml.MappingNode {
 		l.errorf(n, "version", "missing; add \"version: 1\" at the top")

@@ -115,7 +115,13 @@ type Policy struct {
 	write   fileRules
 	net     netRules  // network: (see network.go)
 	secrets []*Secret // secrets: (see secrets.go)
+
+	fromScratch bool // extends: none (not layered on the default)
 }
+
+// FromScratch reports whether the file says extends: none: it is not laid
+// on the built-in default, and may be looser than it anywhere.
+func (p *Policy) FromScratch() bool { return p.fromScratch }
 
 // SandboxSettings is the policy's sandbox: block, with defaults filled in.
 type SandboxSettings struct {

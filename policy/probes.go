@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -15,11 +16,19 @@ import (
 // (Connect "host:port", with Addr the address it resolved to, if known).
 // Source says where it came from: a rule, "corpus", or "FILE:LINE" of an
 // audit log.
+//
+// A probe read from an audit log also says whether the action ran (Ran:
+// allowed and executed, or recorded as would_ask/would_deny by a learning
+// run), in which session and when: policy suggest learns only from what
+// ran.
 type Probe struct {
 	Action  Action
 	Connect string
 	Addr    string
 	Source  string
+	Ran     bool
+	Session string
+	Time    time.Time
 }
 
 // The public security corpus and the policy's own cases, embedded so that

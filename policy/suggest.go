@@ -53,14 +53,17 @@ func (o *obs) add(argv []string, src string) {
 }
 
 // Suggest derives the least policy on base that allows the observed
-// actions (probes, as read from audit logs): command allow rules by
+// actions that ran (probes, as read from audit logs, with Ran set: a call
+// the policy or a person refused teaches nothing): command allow rules by
 // program and subcommand, as specific as the observations (see
 // generalise), file globs collapsed by directory only where two or more
-// files of a directory were seen, and the hosts connected to. What the
-// base denies by a rule (its built-in hazards) or asks about by a rule is
-// never allowed: it is listed in Decision. The base's deny rules, file
-// deny globs, network deny rules, sandbox and audit settings are kept;
-// commands no rule names are denied.
+// files of a directory were seen and generated trees (.git/objects,
+// virtual environments, node_modules, __pycache__) as one glob each, and
+// the hosts connected to. Only what the base allows is allowed, so the
+// suggestion stays within its base: what the base denies (its built-in
+// hazards) or asks about, by a rule or by default, is listed in Decision.
+// The base's deny rules, file deny globs, network deny rules, sandbox and
+// audit settings are kept; commands no rule names are denied.
 func Suggest(base *Policy, probes []Probe) *Suggestion {
 	s := &Suggestion{Base: base}
 	cmds, reads, writes, hosts := newObs(), newObs(), newObs(), newObs()
@@ -80,7 +83,7 @@ func Suggest(base *Policy, probes []Probe) *Suggestion {
 		d := base.decideFile(p, write)
 		rel := relPath(unalias(p))
 		switch {
-		case d.Verdict == Allow || d.Rule == "files.read.default" || d.Rule == "files.write.default":
+		case d.Verdict == Allow:
 			if write {
 				writes.add([]string{rel}, src)
 			} else {
@@ -91,9 +94,12 @@ func Suggest(base *Policy, probes []Probe) *Suggestion {
 		}
 	}
 	for _, pr := range probes {
+		if !pr.Ran {
+			continue // refused (or never executed): nothing to learn from it
+		}
 		switch {
 		case pr.Connect != "":
-			if v, rule := base.connectVerdictIn(pr.Connect); v == Allow || rule == "network.allow" || rule == "sandbox.network" {
+			if v, rule := base.connectVerdict(pr.Connect, pr.Addr); v == Allow {
 				hosts.add([]string{pr.Connect}, pr.Source)
 			} else {
 				refuse("connect "+pr.Connect, rule, v, pr.Source)
@@ -105,7 +111,7 @@ func Suggest(base *Policy, probes []Probe) *Suggestion {
 			for i, pt := range a.parts {
 				cl := a.lines[i]
 				switch {
-				case cl != nil && (pt.Verdict == Allow || pt.Rule == "commands.default") && len(cl.words) > 0 && cl.words[0].kind == wStatic:
+				case cl != nil && pt.Verdict == Allow && len(cl.words) > 0 && cl.words[0].kind == wStatic:
 					cmds.add(ruleArgv(cl), pr.Source)
 				case cl != nil && pt.Verdict == Ask:
 					asks[pt.Rule] = appendNew(asks[pt.Rule], pr.Source)
@@ -172,22 +178,4 @@ func ruleArgv(cl *cmdline) []string {
 		}
 	}
 	return out
-}
-
-// connectVerdictIn decides a connection under the base's rules as if its
-// network were proxy: what a learning run saw is judged by the rules.
-func (p *Policy) connectVerdictIn(hostport string) (Verdict, string) {
-	t, err := ParseNetTarget(hostport, 0)
-	if err != nil {
-		return Deny, "request"
-	}
-	for _, r := range p.net.deny {
-		if (t.IP.IsValid() && r.matchesAddr(t.IP, t.Port)) || r.matchesName(t.Host, t.Port) {
-			return Deny, r.ID
-		}
-	}
-	if t.IP.IsValid() && AddressClass(t.IP) != "" {
-		return Deny, "network.address"
-	}
-	return Allow, "network.allow"
 }

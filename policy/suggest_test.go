@@ -8,7 +8,7 @@ import (
 )
 
 func cmdProbe(s, src string) Probe {
-	return Probe{Action: Action{Kind: Command, Command: s}, Source: src}
+	return Probe{Action: Action{Kind: Command, Command: s}, Source: src, Ran: true}
 }
 
 // suggestFrom suggests on the default from the probes and loads the
@@ -35,15 +35,15 @@ func TestSuggestLeastPolicy(t *testing.T) {
 		probes = append(probes, cmdProbe(c, fmt.Sprintf("learn.jsonl:%d", i+1)))
 	}
 	probes = append(probes,
-		Probe{Action: Action{Kind: Read, Path: "src/a.py"}, Source: "learn.jsonl:20"},
-		Probe{Action: Action{Kind: Read, Path: "src/b.py"}, Source: "learn.jsonl:21"},
-		Probe{Action: Action{Kind: Write, Path: "src/a.py"}, Source: "learn.jsonl:22"},
-		Probe{Action: Action{Kind: Write, Path: ".git/config"}, Source: "learn.jsonl:23"},
-		Probe{Connect: "pypi.org:443", Source: "learn.jsonl:24"})
+		Probe{Action: Action{Kind: Read, Path: "src/a.py"}, Source: "learn.jsonl:20", Ran: true},
+		Probe{Action: Action{Kind: Read, Path: "src/b.py"}, Source: "learn.jsonl:21", Ran: true},
+		Probe{Action: Action{Kind: Write, Path: "src/a.py"}, Source: "learn.jsonl:22", Ran: true},
+		Probe{Action: Action{Kind: Write, Path: ".git/config"}, Source: "learn.jsonl:23", Ran: true},
+		Probe{Connect: "pypi.org:443", Source: "learn.jsonl:24", Ran: true})
 	s, p, text := suggestFrom(t, probes)
 	for _, want := range []string{"- git status  # learn.jsonl:1", "- \"python3 solve.py --n *\"  # learn.jsonl:3, learn.jsonl:4",
 		"- \"pytest tests/test_*.py\"  # learn.jsonl:5, learn.jsonl:6", "- \"src/*.py\"  # learn.jsonl:20, learn.jsonl:21",
-		"- pypi.org:443  # learn.jsonl:24", "- git push  # learn.jsonl:10", "Needs your decision"} {
+		"- git push  # learn.jsonl:10", "Needs your decision", "connect pypi.org:443: deny by sandbox.network"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("suggestion lacks %q:\n%s", want, text)
 		}
@@ -71,8 +71,8 @@ func TestSuggestLeastPolicy(t *testing.T) {
 	if v, _ := p.connectVerdict("evil.example:443", ""); v != Deny {
 		t.Error("an unlisted host is not denied")
 	}
-	if v, _ := p.connectVerdict("pypi.org:443", ""); v != Allow {
-		t.Error("pypi.org:443 is not allowed")
+	if v, _ := p.connectVerdict("pypi.org:443", ""); v != Deny {
+		t.Error("pypi.org:443 is allowed, where the base (network: none) denies it")
 	}
 	var sudo, gitcfg bool
 	for _, u := range s.Decision {
@@ -83,12 +83,85 @@ func TestSuggestLeastPolicy(t *testing.T) {
 		t.Errorf("needs-decision list: %+v", s.Decision)
 	}
 	// Only things the default allows were allowed: the suggestion is within
-	// it (network proxy aside, which the runs used).
-	r := Within(p, Default(), nil)
-	for _, f := range r.Looser {
-		if !strings.HasPrefix(f.Field, "sandbox.network") && f.Field != "network" {
-			t.Errorf("looser than the default: %s", f)
+	// it.
+	if r := Within(p, Default(), probes); !r.Holds() {
+		t.Errorf("the suggestion is not within its base: %+v", r)
+	}
+}
+
+// A call that was refused (by the policy or a person) teaches nothing:
+// none of its commands, files or hosts is allowed, not even the parts the
+// base allows (the id of a refused sudo id); a call that ran is learned.
+func TestSuggestLearnsOnlyWhatRan(t *testing.T) {
+	refused := []string{"cat .env", "chmod +x .git/hooks/post-commit", "sudo id", "frobnicate --all", "git push origin main"}
+	var probes []Probe
+	for i, c := range refused {
+		probes = append(probes, Probe{Action: Action{Kind: Command, Command: c}, Source: fmt.Sprintf("l:%d", i+1)})
+	}
+	probes = append(probes,
+		Probe{Action: Action{Kind: Read, Path: "secret.txt"}, Source: "l:10"},
+		Probe{Action: Action{Kind: Write, Path: "out/refused.txt"}, Source: "l:11"},
+		Probe{Connect: "evil.example:443", Source: "l:12"},
+		cmdProbe("wc -l README.md", "l:20"))
+	s, p, text := suggestFrom(t, probes)
+	for _, c := range append(refused, "id", "cat README.md", "chmod +x run.sh", "frobnicate") {
+		if d := p.Decide(Action{Kind: Command, Command: c}); d.Verdict == Allow {
+			t.Errorf("%q: allowed by a suggestion learned from refused calls (%s)\n%s", c, d.Reason, text)
 		}
+	}
+	if d := p.Decide(Action{Kind: Command, Command: "wc -l README.md"}); d.Verdict != Allow {
+		t.Errorf("the call that ran is not allowed: %s", d.Reason)
+	}
+	for _, a := range []Action{{Kind: Read, Path: "secret.txt"}, {Kind: Write, Path: "out/refused.txt"}} {
+		if d := p.Decide(a); d.Verdict == Allow {
+			t.Errorf("%v: allowed from a refused call", a)
+		}
+	}
+	if len(s.Hosts) != 0 || len(s.Decision) != 0 {
+		t.Errorf("refused calls reached the suggestion: hosts %v, decisions %v", s.Hosts, s.Decision)
+	}
+	if r := Within(p, Default(), probes); !r.Holds() {
+		t.Errorf("the suggestion is not within its base: %+v", r)
+	}
+}
+
+// What the base asks about by default (commands no rule names, here under
+// the default) ran in a learning run, but allowing it would be looser than
+// the base: it needs a person's decision, and the suggestion stays within.
+func TestSuggestStaysWithinBase(t *testing.T) {
+	s, p, _ := suggestFrom(t, []Probe{cmdProbe("frobnicate --all", "l:1"), cmdProbe("cat /etc/hostname", "l:2"),
+		{Action: Action{Kind: Read, Path: "/etc/hostname"}, Source: "l:3", Ran: true}})
+	if d := p.Decide(Action{Kind: Command, Command: "frobnicate --all"}); d.Verdict == Allow {
+		t.Errorf("frobnicate (asked by the base's commands.default) allowed: %s", d.Reason)
+	}
+	found := false
+	for _, u := range s.Decision {
+		found = found || strings.Contains(u.What, "frobnicate") && u.Rule == "commands.default"
+	}
+	if !found {
+		t.Errorf("frobnicate is not listed for a decision: %+v", s.Decision)
+	}
+	if r := Within(p, Default(), nil); !r.Holds() {
+		t.Errorf("the suggestion is not within its base: %+v", r)
+	}
+}
+
+// Generated trees are one glob each, not one rule per file.
+func TestSuggestCollapsesGeneratedTrees(t *testing.T) {
+	var probes []Probe
+	for i, w := range []string{".git/objects/ab/cdef01", ".git/objects/pack/pack-1.idx", "node_modules/left-pad/index.js",
+		"web/node_modules/a/b/c.js", ".venv/lib/python3.12/site-packages/x.py", "env2/pyvenv.cfg", "env2/bin/tool",
+		"pkg/__pycache__/m.cpython-312.pyc", "src/main.py"} {
+		probes = append(probes, Probe{Action: Action{Kind: Write, Path: w}, Source: fmt.Sprintf("l:%d", i+1), Ran: true})
+	}
+	s, _, text := suggestFrom(t, probes)
+	var got []string
+	for _, r := range s.Writes {
+		got = append(got, r.Match)
+	}
+	want := []string{".git/objects/**", ".venv/**", "env2/**", "node_modules/**", "pkg/__pycache__/**", "src/main.py", "web/node_modules/**"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("write globs %v, want %v\n%s", got, want, text)
 	}
 }
 

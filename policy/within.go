@@ -51,6 +51,7 @@ func Within(n, b *Policy, extra []Probe) Report {
 	}
 	settings := CompareSettings(n, b)
 	r.Looser = append(r.Looser, settings...)
+	r.Looser = append(r.Looser, liftedHazards(n, b)...)
 	var obs []obligation
 	obs = append(obs, proveCommands(n, b)...)
 	obs = append(obs, proveFiles(n, b, false)...)

@@ -123,7 +123,7 @@ func TestModeByCapabilities(t *testing.T) {
 func TestCopyPolicyEverywhere(t *testing.T) {
 	f := newFixture(t)
 	path := filepath.Join(t.TempDir(), "agentbox.yaml")
-	if err := os.WriteFile(path, []byte("version: 1\nsandbox: {workspace: copy}\ncommands: {allow: [\"true\"]}\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("version: 1\nextends: none\nsandbox: {workspace: copy}\ncommands: {allow: [\"true\"]}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p, err := policy.Load(path)

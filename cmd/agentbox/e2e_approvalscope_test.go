@@ -27,7 +27,7 @@ func newScopeRun(t *testing.T) *scopeRun {
 	if err := os.Mkdir(s.ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, s.pol, "version: 1\ncommands:\n  default: deny\n  allow: [echo]\n  ask: [touch]\n", 0o644)
+	writeFile(t, s.pol, "version: 1\nextends: none\ncommands:\n  default: deny\n  allow: [echo]\n  ask: [touch]\n", 0o644)
 	writeFile(t, s.script, "turns:\n"+
 		"  - tool_calls:\n      - {name: execute_bash, args: {command: \"touch a.txt\"}}\n"+
 		"  - tool_calls:\n      - {name: execute_bash, args: {command: \"touch b.txt\"}}\n"+

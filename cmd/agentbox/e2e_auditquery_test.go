@@ -92,7 +92,7 @@ func TestAuditQueryCommands(t *testing.T) {
 	// replay: a stricter policy changes the ls call; an identical or a
 	// policy deciding the same way changes nothing.
 	dir := t.TempDir()
-	strict := writeFile(t, filepath.Join(dir, "strict.yaml"), "version: 1\ncommands:\n  default: deny\n  allow: [echo]\n  deny: [sudo]\n", 0o644)
+	strict := writeFile(t, filepath.Join(dir, "strict.yaml"), "version: 1\nextends: none\ncommands:\n  default: deny\n  allow: [echo]\n  deny: [sudo]\n", 0o644)
 	r = agentbox(t, nil, "audit", "replay", "--policy", strict, log)
 	if r.code != 1 || !strings.Contains(r.stdout, "ls -la") || strings.Contains(r.stdout, "echo hi") || strings.Contains(r.stdout, "sudo") {
 		t.Errorf("replay with a stricter policy: %d %q %q", r.code, r.stdout, r.stderr)
@@ -105,7 +105,7 @@ func TestAuditQueryCommands(t *testing.T) {
 	if len(ch) != 1 || ch[0].Session != sessions["ls -la"] || ch[0].Old != "allow" || ch[0].New != "deny" {
 		t.Errorf("replay --json changes: %+v", ch)
 	}
-	same := writeFile(t, filepath.Join(dir, "same.yaml"), "version: 1\ncommands:\n  default: allow\n  deny: [sudo]\n", 0o644)
+	same := writeFile(t, filepath.Join(dir, "same.yaml"), "version: 1\nextends: none\ncommands:\n  default: allow\n  deny: [sudo]\n", 0o644)
 	for _, p := range []string{same, filepath.Join(testutil.RepoRoot(), "policy.example.yaml")} {
 		r = agentbox(t, nil, "audit", "replay", "--policy", p, log)
 		if r.code != 0 || !strings.Contains(r.stdout, "no recorded call would be decided differently") {

@@ -27,7 +27,7 @@ func TestBatchDevcontainer(t *testing.T) {
 	writeFile(t, filepath.Join(plain, "in.txt"), "in\n", 0o644)
 	script := `cat /etc/devc-batch > out.txt 2>&1; echo \"env=$DEVC_GREETING\" >> out.txt; cat post-create.txt >> out.txt 2>&1; true`
 	writeFile(t, filepath.Join(dir, "s.yaml"), "turns:\n  - tool_calls: [{name: execute_bash, args: {command: \""+script+"\"}}]\n  - content: finished\n", 0o644)
-	writeFile(t, filepath.Join(dir, "policy.yaml"), "version: 1\ncommands:\n  default: allow\n  dynamic: allow\nfiles:\n  write:\n    allow: [\"/workspace/**\"]\n", 0o644)
+	writeFile(t, filepath.Join(dir, "policy.yaml"), "version: 1\nextends: none\ncommands:\n  default: allow\n  dynamic: allow\nfiles:\n  write:\n    allow: [\"/workspace/**\"]\n", 0o644)
 	tasks := writeFile(t, filepath.Join(dir, "tasks.yaml"), `tasks:
   - {id: dc, task: build it, workspace: dc, script: s.yaml, policy: policy.yaml, devcontainer: true}
   - {id: plain, task: build it, workspace: plain, script: s.yaml, policy: policy.yaml}

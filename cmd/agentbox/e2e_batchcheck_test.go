@@ -16,7 +16,7 @@ func TestBatchPreflightAndResume(t *testing.T) {
 	tasks := batchFixture(t, 2, 2, "true")
 	dir := filepath.Dir(tasks)
 	pol := filepath.Join(dir, "missing-image.yaml")
-	writeFile(t, pol, "version: 1\nsandbox:\n  image: agentbox/no-such-image:never\n", 0o644)
+	writeFile(t, pol, "version: 1\nextends: none\nsandbox:\n  image: agentbox/no-such-image:never\n", 0o644)
 	out := filepath.Join(t.TempDir(), "results")
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	r := agentbox(t, nil, "batch", tasks, "--policy", pol, "--output", out, "--audit", log, "--no-pool")

@@ -26,7 +26,7 @@ const sixScript = `turns:
 
 const sixWant = "edit.txt:modified rewrite.txt:modified run.sh:mode src/append.txt:modified src/gone.txt:deleted src/new.txt:added"
 
-const allowAll = "version: 1\ncommands:\n  default: allow\n  dynamic: allow\n"
+const allowAll = "version: 1\nextends: none\ncommands:\n  default: allow\n  dynamic: allow\n"
 
 // sixWorkspace writes the workspace the script changes, with n more files.
 func sixWorkspace(t *testing.T, n int) string {

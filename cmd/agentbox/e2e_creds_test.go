@@ -254,6 +254,7 @@ func TestBrokeredSecretsEffect(t *testing.T) {
 
 	caFile := writeFile(t, filepath.Join(dir, "upstream-ca.pem"), string(ca.pem), 0o644)
 	pol := writeFile(t, filepath.Join(dir, "creds.yaml"), fmt.Sprintf(`version: 1
+extends: none
 commands: {default: allow}
 sandbox:
   network: proxy
@@ -399,7 +400,7 @@ secrets:
 	if r := agentbox(t, nil, "audit", "replay", "--policy", pol, log); r.code != 0 {
 		t.Errorf("replay under the same policy: %d %q %q", r.code, r.stdout, r.stderr)
 	}
-	loose := writeFile(t, filepath.Join(dir, "loose.yaml"), fmt.Sprintf("version: 1\ncommands: {default: allow}\nsandbox: {network: proxy}\nnetwork:\n  allow: [\"127.0.0.1\"]\nsecrets:\n  TOKEN: {from: \"env:CREDS_E2E_TOKEN\", hosts: [\"127.0.0.1:%s\"]}\n", goodPort), 0o644)
+	loose := writeFile(t, filepath.Join(dir, "loose.yaml"), fmt.Sprintf("version: 1\nextends: none\ncommands: {default: allow}\nsandbox: {network: proxy}\nnetwork:\n  allow: [\"127.0.0.1\"]\nsecrets:\n  TOKEN: {from: \"env:CREDS_E2E_TOKEN\", hosts: [\"127.0.0.1:%s\"]}\n", goodPort), 0o644)
 	if r := agentbox(t, []string{"CREDS_E2E_TOKEN=x"}, "audit", "replay", "--policy", loose, log); r.code != 1 || !strings.Contains(r.stdout, "127.0.0.1:"+goodPort) {
 		t.Errorf("replay without the rules: %d %q %q", r.code, r.stdout, r.stderr)
 	}

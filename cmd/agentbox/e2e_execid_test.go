@@ -21,7 +21,7 @@ func TestExecIdentityEndToEnd(t *testing.T) {
 	testutil.RequireDocker(t)
 	ws := t.TempDir()
 	sandboxtest.BuildUntracedC(t, ws, "spawner")
-	pol := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\ncommands:\n  default: allow\n  dynamic: allow\n  allow: [cat, head, ln, cp]\n  deny: [python3, touch]\n", 0o644)
+	pol := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\nextends: none\ncommands:\n  default: allow\n  dynamic: allow\n  allow: [cat, head, ln, cp]\n  deny: [python3, touch]\n", 0o644)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	attacks := []struct{ marker, cmd string }{
 		{"m-link", `ln -s /usr/bin/python3 ./cat && ./cat -c 'open("/workspace/m-link","w")'`},

@@ -20,7 +20,7 @@ import (
 func allowAllPolicy(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "policy.yaml")
-	writeFile(t, p, "version: 1\ncommands:\n  default: allow\n", 0o644)
+	writeFile(t, p, "version: 1\nextends: none\ncommands:\n  default: allow\n", 0o644)
 	return p
 }
 

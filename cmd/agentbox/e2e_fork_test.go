@@ -11,6 +11,7 @@ import (
 )
 
 const forkPolicy = `version: 1
+extends: none
 commands:
   default: allow
   dynamic: allow

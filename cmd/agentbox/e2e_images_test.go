@@ -16,7 +16,7 @@ import (
 func TestPythonImageEndToEnd(t *testing.T) {
 	testutil.RequireDocker(t)
 	ws := t.TempDir()
-	pol := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\ncommands:\n  default: allow\n  dynamic: allow\n", 0o644)
+	pol := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\nextends: none\ncommands:\n  default: allow\n  dynamic: allow\n", 0o644)
 	execPy := func(cmd string) result {
 		return agentbox(t, nil, "exec", "--workspace", ws, "--policy", pol, "--image", "python", "--", cmd)
 	}
@@ -39,7 +39,7 @@ func TestPythonImageEndToEnd(t *testing.T) {
 		t.Errorf("the venv did not reach the workspace: %v", err)
 	}
 	// As the hardening suite does: a set uid:gid, not the invoking root's.
-	polUser := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\nsandbox:\n  user: \"4321:4321\"\ncommands:\n  default: allow\n  dynamic: allow\n", 0o644)
+	polUser := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\nextends: none\nsandbox:\n  user: \"4321:4321\"\ncommands:\n  default: allow\n  dynamic: allow\n", 0o644)
 	r = agentbox(t, nil, "exec", "--workspace", t.TempDir(), "--policy", polUser, "--image", "python", "--", `grep -E '^(CapEff|Seccomp|NoNewPrivs):' /proc/self/status; id -u; python3 -c 'open("/usr/lib/marker","w")' 2>&1 | grep -q 'Read-only file system' && echo ROOT-RO; ls -l /var/run/docker.sock 2>&1 || echo NO-SOCK`)
 	out := r.stdout
 	for _, want := range []string{"CapEff:\t0000000000000000", "Seccomp:\t2", "NoNewPrivs:\t1", "\n4321\n", "ROOT-RO", "NO-SOCK"} {
@@ -60,7 +60,7 @@ func TestToolchainImagesEndToEnd(t *testing.T) {
 	}
 	// go build writes its work files under /tmp (GOTMPDIR): the files
 	// rules must allow that, as the built-in default policy does.
-	pol := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\ncommands:\n  default: allow\n  dynamic: allow\nfiles:\n  write:\n    allow: [\"**\", \"/tmp/**\"]\n", 0o644)
+	pol := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\nextends: none\ncommands:\n  default: allow\n  dynamic: allow\nfiles:\n  write:\n    allow: [\"**\", \"/tmp/**\"]\n", 0o644)
 	for _, n := range []string{"node", "go", "full"} {
 		t.Run(n, func(t *testing.T) {
 			testutil.RequireImage(t, n)

@@ -18,7 +18,7 @@ func TestK8sNetworkProxy(t *testing.T) {
 	hits, port := f.hits, f.port
 	dir := t.TempDir()
 	pol := filepath.Join(dir, "net.yaml")
-	if err := os.WriteFile(pol, []byte("version: 1\ncommands:\n  default: allow\nnetwork:\n  allow: [\"localhost\", \"127.0.0.0/8\", \"::1\"]\n"), 0o644); err != nil {
+	if err := os.WriteFile(pol, []byte("version: 1\nextends: none\ncommands:\n  default: allow\nnetwork:\n  allow: [\"localhost\", \"127.0.0.0/8\", \"::1\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	log := filepath.Join(dir, "audit.jsonl")

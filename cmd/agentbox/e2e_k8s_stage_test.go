@@ -22,6 +22,7 @@ func TestK8sPulledChangesDecided(t *testing.T) {
 	marker := filepath.Join(dir, "MARKER")
 	pol, script, log := filepath.Join(dir, "policy.yaml"), filepath.Join(dir, "s.yaml"), filepath.Join(dir, "a.jsonl")
 	writeTestFile(t, pol, `version: 1
+extends: none
 commands:
   default: allow
   dynamic: allow

@@ -26,6 +26,7 @@ func k8sEnv(t *testing.T) []string {
 }
 
 const k8sPolicy = `version: 1
+extends: none
 commands:
   default: allow
   dynamic: allow

@@ -29,7 +29,7 @@ func TestLiveLineHoldsForTheQuestion(t *testing.T) {
 		t.Fatal(err)
 	}
 	pol := filepath.Join(dir, "policy.yaml")
-	if err := os.WriteFile(pol, []byte("version: 1\ncommands:\n  default: deny\n  allow: [echo]\n  ask: [touch]\n"), 0o644); err != nil {
+	if err := os.WriteFile(pol, []byte("version: 1\nextends: none\ncommands:\n  default: deny\n  allow: [echo]\n  ask: [touch]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	script := "turns:\n  - tool_calls:\n      - {name: execute_bash, args: {command: \"touch asked.txt\"}}\n  - content: finished\n"

@@ -62,7 +62,7 @@ func TestMCPDevcontainer(t *testing.T) {
   "containerEnv": {"DEVC_GREETING": "hello-mcp"},
   "postCreateCommand": "echo created > /workspace/post-create.txt",
 }`, 0o644)
-	pol := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\ncommands:\n  default: allow\n  dynamic: allow\nfiles:\n  write:\n    allow: [\"/workspace/**\"]\n", 0o644)
+	pol := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\nextends: none\ncommands:\n  default: allow\n  dynamic: allow\nfiles:\n  write:\n    allow: [\"/workspace/**\"]\n", 0o644)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	res, stderr := mcpDevcontainerCall(t, ws, pol, log, `echo "$DEVC_GREETING"; cat /workspace/post-create.txt`)
 	if text := resultText(res); res.IsError || !strings.Contains(text, "hello-mcp\ncreated") {

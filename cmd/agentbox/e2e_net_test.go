@@ -11,7 +11,7 @@ import (
 func TestPolicyExplainConnectCLI(t *testing.T) {
 	dir := abCmd{dir: t.TempDir()}
 	pol := filepath.Join(dir.dir, "net.yaml")
-	if err := os.WriteFile(pol, []byte("version: 1\nsandbox: {network: proxy}\nnetwork:\n  allow: [\"pypi.org\", \"10.0.0.5:8080\"]\n  deny: [\"*.internal.example.com\"]\n"), 0o600); err != nil {
+	if err := os.WriteFile(pol, []byte("version: 1\nextends: none\nsandbox: {network: proxy}\nnetwork:\n  allow: [\"pypi.org\", \"10.0.0.5:8080\"]\n  deny: [\"*.internal.example.com\"]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for target, want := range map[string]string{

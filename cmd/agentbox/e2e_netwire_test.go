@@ -26,7 +26,7 @@ func TestExecNetworkProxyCLI(t *testing.T) {
 	f := newProxyFetch(t)
 	hits, cmd := f.hits, f.cmd
 	dir := t.TempDir()
-	pol := writeFile(t, filepath.Join(dir, "net.yaml"), "version: 1\ncommands:\n  default: allow\nsandbox:\n  network: none\nnetwork:\n  allow: [\"localhost\", \"127.0.0.0/8\", \"::1\"]\n", 0o644)
+	pol := writeFile(t, filepath.Join(dir, "net.yaml"), "version: 1\nextends: none\ncommands:\n  default: allow\nsandbox:\n  network: none\nnetwork:\n  allow: [\"localhost\", \"127.0.0.0/8\", \"::1\"]\n", 0o644)
 	log := filepath.Join(dir, "audit.jsonl")
 	r := agentbox(t, nil, "exec", "--workspace", t.TempDir(), "--policy", pol, "--audit", log, "--network", "proxy", "--", cmd)
 	if r.code != 0 || !strings.Contains(r.stdout, "upstream-ok") || !strings.Contains(r.stdout, "403 ") || !strings.Contains(r.stdout, "network.allow") {
@@ -48,7 +48,7 @@ func TestExecNetworkProxyCLI(t *testing.T) {
 	if r := agentbox(t, nil, "audit", "replay", "--policy", pol, log); r.code != 0 {
 		t.Errorf("replay under the same policy: %d %q %q", r.code, r.stdout, r.stderr)
 	}
-	flip := writeFile(t, filepath.Join(dir, "flip.yaml"), "version: 1\ncommands:\n  default: allow\nnetwork:\n  allow: [\"example.invalid\"]\n", 0o644)
+	flip := writeFile(t, filepath.Join(dir, "flip.yaml"), "version: 1\nextends: none\ncommands:\n  default: allow\nnetwork:\n  allow: [\"example.invalid\"]\n", 0o644)
 	if r := agentbox(t, nil, "audit", "replay", "--policy", flip, log); r.code != 1 || !strings.Contains(r.stdout, "example.invalid:80") || !strings.Contains(r.stdout, "localhost:") {
 		t.Errorf("replay under a new policy: %d %q %q", r.code, r.stdout, r.stderr)
 	}

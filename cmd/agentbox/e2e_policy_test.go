@@ -158,7 +158,7 @@ func TestPolicyExplainCLI(t *testing.T) {
 	}
 
 	// A custom policy.
-	p := writeFile(t, filepath.Join(t.TempDir(), "p.yaml"), "version: 1\ncommands:\n  default: deny\n  allow: [git]\n", 0o644)
+	p := writeFile(t, filepath.Join(t.TempDir(), "p.yaml"), "version: 1\nextends: none\ncommands:\n  default: deny\n  allow: [git]\n", 0o644)
 	e = explainJSON(t, "--policy", p, "git push")
 	if e.Decision != "allow" || e.Commands[0].Rule != "commands.allow[0]" {
 		t.Errorf("--policy: %+v", e)
@@ -249,7 +249,7 @@ func TestExecAskNeedsApproval(t *testing.T) {
 		t.Errorf("git push --approve allow: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 
-	p := writeFile(t, filepath.Join(t.TempDir(), "ask.yaml"), "version: 1\ncommands:\n  default: deny\n  ask: [echo]\n", 0o644)
+	p := writeFile(t, filepath.Join(t.TempDir(), "ask.yaml"), "version: 1\nextends: none\ncommands:\n  default: deny\n  ask: [echo]\n", 0o644)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	r = agentbox(t, nil, "exec", "--workspace", ws, "--policy", p, "--audit", log, "--", "echo hi")
 	if r.code != 126 || r.stdout != "" || !strings.Contains(r.stderr, "approval") {

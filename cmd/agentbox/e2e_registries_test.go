@@ -31,6 +31,7 @@ func newRegistrySession(t *testing.T, image string) *registrySession {
 	reg := serveRegistry(t, blockedRegistry)
 	dir := t.TempDir()
 	pol := writeFile(t, filepath.Join(dir, "registries.yaml"), fmt.Sprintf(`version: 1
+extends: none
 commands: {default: allow, dynamic: allow}
 sandbox:
   network: proxy

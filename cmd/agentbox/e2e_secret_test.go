@@ -16,7 +16,7 @@ func TestPassedSecretEnvRedacted(t *testing.T) {
 	testutil.RequireDocker(t)
 	dir := t.TempDir()
 	pol := filepath.Join(dir, "policy.yaml")
-	if err := os.WriteFile(pol, []byte("version: 1\nsandbox:\n  env: [MY_API_TOKEN, PLAIN_VALUE]\ncommands:\n  default: allow\n"), 0o644); err != nil {
+	if err := os.WriteFile(pol, []byte("version: 1\nextends: none\nsandbox:\n  env: [MY_API_TOKEN, PLAIN_VALUE]\ncommands:\n  default: allow\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	const secret = "tok-supersecret-4242"

@@ -97,6 +97,7 @@ func TestTrustNamesHostSources(t *testing.T) {
 	tokenFile := filepath.Join(dir, "token.txt")
 	writeFile(t, tokenFile, "file-value-12345\n", 0o600)
 	writeFile(t, filepath.Join(dir, "agentbox.yaml"), `version: 1
+extends: none
 sandbox: {network: proxy}
 network: {allow: [example.com]}
 secrets:

@@ -55,7 +55,7 @@ func TestPythonVenvInStagedWorkspace(t *testing.T) {
 	}
 	ws := t.TempDir()
 	writeWheel(t, filepath.Join(ws, "hello-1.0-py3-none-any.whl"))
-	pol := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\ncommands:\n  default: allow\n  dynamic: allow\nfiles:\n  write:\n    allow: [\"/workspace/**\"]\n", 0o644)
+	pol := writeFile(t, filepath.Join(t.TempDir(), "policy.yaml"), "version: 1\nextends: none\ncommands:\n  default: allow\n  dynamic: allow\nfiles:\n  write:\n    allow: [\"/workspace/**\"]\n", 0o644)
 	log := filepath.Join(t.TempDir(), "audit.jsonl")
 	exec := func(cmd string) result {
 		t.Helper()

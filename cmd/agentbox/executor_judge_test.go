@@ -7,7 +7,7 @@ import (
 )
 
 func TestExecutorJudgeUsesCommandRules(t *testing.T) {
-	src := []byte("version: 1\ncommands:\n  default: ask\n  unknown_binaries: deny\n  allow: [ls, wc, bash, cat, head]\n  deny:\n    - rm\n    - python3\n")
+	src := []byte("version: 1\nextends: none\ncommands:\n  default: ask\n  unknown_binaries: deny\n  allow: [ls, wc, bash, cat, head]\n  deny:\n    - rm\n    - python3\n")
 	j, err := loadJudge("test.yaml", src)
 	if err != nil {
 		t.Fatal(err)

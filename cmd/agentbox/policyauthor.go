@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/policy"
@@ -127,15 +129,21 @@ func policyDiffCommand() *cli.Command {
 func policySuggestCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "suggest",
-		Usage:     "write the least policy that allows what the audit logs did, each rule commented with the lines behind it",
-		ArgsUsage: "LOG... [--base POLICY] [-o FILE]",
+		Usage:     "write the least policy within a base that allows what the audit logs' calls did (only calls that ran), each rule commented with the lines behind it",
+		ArgsUsage: "LOG... [--base POLICY] [--session ID] [--since TIME] [-o FILE]",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "base", Value: "default", Usage: "the policy to layer on: its settings and refusals are kept (\"default\": the built-in)"},
+			&cli.StringFlag{Name: "base", Value: "default", Usage: "the policy to layer on: its settings and refusals are kept, and the suggestion stays within it (\"default\": the built-in)"},
+			&cli.StringSliceFlag{Name: "session", Usage: "learn only from this session (repeatable)"},
+			&cli.StringFlag{Name: "since", Usage: "learn only from what was recorded at or after TIME (RFC 3339, like 2026-01-02T15:04:05Z, or a duration before now, like 24h)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the policy to FILE (default: stdout)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return usageError{errors.New("policy suggest needs at least one audit LOG (from agentbox run --learn, or any run)")}
+			}
+			since, err := sinceFlag(c.String("since"), time.Now())
+			if err != nil {
+				return err
 			}
 			base, err := loadNamedPolicy(c.String("base"))
 			if err != nil {
@@ -145,13 +153,26 @@ func policySuggestCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			probes = filterProbes(probes, c.StringSlice("session"), since)
 			s := policy.Suggest(base, probes)
 			var b strings.Builder
 			if err := s.WriteYAML(&b, c.Args().Slice()); err != nil {
 				return err
 			}
-			if _, err := policy.Parse("suggested policy", []byte(b.String())); err != nil {
+			sugg, err := policy.Parse("suggested policy", []byte(b.String()))
+			if err != nil {
 				return fmt.Errorf("the suggested policy does not load (a bug; please report it): %w", err)
+			}
+			if r := policy.Within(sugg, base, probes); !r.Holds() {
+				var why []string
+				for _, f := range r.Looser {
+					why = append(why, policy.Visible(f.String()))
+				}
+				for _, f := range r.Unproven {
+					why = append(why, "not proven: "+policy.Visible(f.String()))
+				}
+				return exitWith(exitFailed, fmt.Errorf("the suggested policy would not stay within %s, so it is not written (a bug; please report it). What is looser:\n  %s",
+					base.Describe(), strings.Join(why, "\n  ")))
 			}
 			if out := c.String("output"); out != "" {
 				if err := os.WriteFile(out, []byte(b.String()), 0o644); err != nil {
@@ -163,9 +184,39 @@ func policySuggestCommand() *cli.Command {
 				return err
 			}
 			if n := len(s.Decision); n > 0 {
-				fmt.Fprintf(c.App.ErrWriter, "%d recorded action(s) need your decision (the base refuses or asks by a rule); listed at the end of the policy\n", n)
+				fmt.Fprintf(c.App.ErrWriter, "%d recorded action(s) need your decision (the base refuses or asks about them); listed at the end of the policy\n", n)
 			}
 			return nil
 		},
 	}
+}
+
+// sinceFlag parses --since: an RFC 3339 time, or a duration before now.
+func sinceFlag(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, usageError{fmt.Errorf("--since %q: give a time like 2026-01-02T15:04:05Z or a duration like 24h", s)}
+}
+
+// filterProbes keeps the probes of the given sessions (all when none)
+// recorded at or after since (all when zero).
+func filterProbes(ps []policy.Probe, sessions []string, since time.Time) []policy.Probe {
+	var out []policy.Probe
+	for _, p := range ps {
+		if len(sessions) > 0 && !slices.Contains(sessions, p.Session) {
+			continue
+		}
+		if !since.IsZero() && p.Time.Before(since) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/agentbox/agentbox/policy"
@@ -41,6 +42,9 @@ func policyCommand() *cli.Command {
 						return exitWith(exitUsage, nil)
 					}
 					fmt.Fprintf(c.App.Writer, "ok: %s is valid (sha256 %s)\n", p.Describe(), p.SHA256[:12])
+					if p.FromScratch() {
+						writeScratchNote(c.App.Writer, p)
+					}
 					return nil
 				},
 			},
@@ -113,4 +117,18 @@ func loadPolicy(c *cli.Context) (*policy.Policy, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// writeScratchNote says how much looser than the built-in default a policy
+// written from scratch (extends: none) is: it keeps none of the default's
+// protections it does not state itself.
+func writeScratchNote(w io.Writer, p *policy.Policy) {
+	r := policy.Within(p, policy.Default(), nil)
+	n := len(r.Looser) + len(r.Unproven)
+	if n == 0 {
+		fmt.Fprintln(w, "extends: none, and no looser than the built-in default")
+		return
+	}
+	fmt.Fprintf(w, "extends: none: %d way(s) looser than the built-in default (what the file does not state, the default's protections included, is not kept):\n  %s\n",
+		n, strings.Join(looserLines(r, p.Path), "\n  "))
 }

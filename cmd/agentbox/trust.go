@@ -24,8 +24,14 @@ import (
 const trustFile = "trusted-policies.json"
 
 // actingCommands are the commands that run something under the policy;
-// the others (policy explain, audit replay) only read it.
-var actingCommands = map[string]bool{"run": true, "exec": true, "batch": true}
+// the others (policy explain, audit replay) only read it. A fork runs
+// under its session's policy (unchanged since, by sha256) or --policy; a
+// devcontainer set-up under the policy of the command that starts it.
+var actingCommands = map[string]bool{"run": true, "exec": true, "batch": true, "mcp": true, "fork": true}
+
+// noPrompt are the acting commands that never ask: mcp's stdin is the
+// protocol, not a person.
+var noPrompt = map[string]bool{"mcp": true}
 
 // checkTrust refuses a looser ./agentbox.yaml that was not named with
 // --policy and is not trusted, asking on a terminal.
@@ -57,8 +63,8 @@ func checkTrust(c *cli.Context, p *policy.Policy) error {
 	if len(host) > 0 {
 		list += "On this host, when a session starts, it would:\n  " + strings.Join(host, "\n  ") + "\n"
 	}
-	if !isTerminal(os.Stdin) || !isTerminal(os.Stderr) {
-		return exitWith(exitUsage, fmt.Errorf("%s is looser than the built-in default; it came with the current directory and is not trusted: run on a terminal to trust it once, or name it with --policy %s. What is looser:%s", abs, p.Path, list))
+	if noPrompt[c.Command.Name] || !isTerminal(os.Stdin) || !isTerminal(os.Stderr) {
+		return exitWith(exitUsage, fmt.Errorf("%s came with the current directory and is looser than the built-in default, and it is not trusted: name it with --policy %s, or trust it once on a terminal (agentbox exec -- true in that directory). What is looser:%s", abs, p.Path, list))
 	}
 	fmt.Fprintf(c.App.ErrWriter, "%s is looser than the built-in default:%sTrust this file (sha256 %s) and use it? [y/N] ", abs, list, p.SHA256[:12])
 	line, _ := bufio.NewReader(c.App.Reader).ReadString('\n')
@@ -78,7 +84,12 @@ func checkTrust(c *cli.Context, p *policy.Policy) error {
 // not keep, every field that is looser, and every part that could not be
 // proven (fail closed), each with a concrete example where there is one.
 func looserThan(p, def *policy.Policy) []string {
-	r := policy.Within(p, def, nil)
+	return looserLines(policy.Within(p, def, nil), p.Path)
+}
+
+// looserLines are a Within report's findings, one line each, at most 8
+// and a pointer to the rest.
+func looserLines(r policy.Report, path string) []string {
 	var why []string
 	for _, f := range r.Looser {
 		why = append(why, policy.Visible(f.String()))
@@ -88,7 +99,7 @@ func looserThan(p, def *policy.Policy) []string {
 	}
 	const show = 8
 	if len(why) > show {
-		why = append(why[:show:show], fmt.Sprintf("and %d more (see: agentbox policy check %s --within default)", len(why)-show, p.Path))
+		why = append(why[:show:show], fmt.Sprintf("and %d more (see: agentbox policy check %s --within default)", len(why)-show, path))
 	}
 	return why
 }

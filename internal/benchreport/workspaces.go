@@ -52,7 +52,7 @@ func workspaceRows(ctx context.Context, rt *docker.Runtime, exe string) ([]row, 
 	if err := os.WriteFile(script, []byte(sixScript), 0o644); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(pol, []byte("version: 1\ncommands: {default: allow, dynamic: allow}\n"), 0o644); err != nil {
+	if err := os.WriteFile(pol, []byte("version: 1\nextends: none\ncommands: {default: allow, dynamic: allow}\n"), 0o644); err != nil {
 		return nil, err
 	}
 	env := append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(tmp, "state"))

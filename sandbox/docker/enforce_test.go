@@ -13,6 +13,7 @@ import (
 )
 
 const enforcePolicy = `version: 1
+extends: none
 commands:
   default: allow
   deny:

@@ -17,7 +17,7 @@ import (
 // identityPolicy denies python3 and allows cat and head by name; programs
 // that are not in the image are denied when strict.
 func identityPolicy(unknown string) string {
-	return "version: 1\ncommands:\n  default: allow\n  unknown_binaries: " + unknown + "\n  allow: [cat, head, ln, cp]\n  deny: [python3]\n"
+	return "version: 1\nextends: none\ncommands:\n  default: allow\n  unknown_binaries: " + unknown + "\n  allow: [cat, head, ln, cp]\n  deny: [python3]\n"
 }
 
 func startIdentity(t *testing.T, rt, user, unknown string) (sandbox.Session, string) {

@@ -48,6 +48,7 @@ type netSetup struct {
 }
 
 const netPolicy = `version: 1
+extends: none
 sandbox:
   network: proxy
 network:

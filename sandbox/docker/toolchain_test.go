@@ -57,7 +57,7 @@ func toolchainIdentity(t *testing.T, ref, image string) {
 	manifests := filepath.Join(t.TempDir(), "manifests")
 	cfg := testutil.Config(t, ws)
 	cfg.Image, cfg.Pids = ref, 128
-	cfg.Enforce = sandbox.Enforcement{Policy: []byte("version: 1\ncommands:\n  default: allow\n  unknown_binaries: allow\n  allow: [cat, cp, readlink]\n  deny: [" + prog.name + "]\n"),
+	cfg.Enforce = sandbox.Enforcement{Policy: []byte("version: 1\nextends: none\ncommands:\n  default: allow\n  unknown_binaries: allow\n  allow: [cat, cp, readlink]\n  deny: [" + prog.name + "]\n"),
 		PolicyName: "identity.yaml", ManifestDir: manifests}
 	s := testutil.StartWith(t, cfg)
 	ctx := context.Background()
