@@ -311,7 +311,9 @@ func (l *loader) sandbox(f string, n *yaml.Node, s *SandboxSettings) {
 				"call_max": func(f string, v *yaml.Node) {
 					if d, ok := l.duration(f, v); ok {
 						s.CallTimeoutMax = d
-						callMaxNode = v
+						if !l.base[v] { // the default's bound follows a longer call too
+							callMaxNode = v
+						}
 					}
 				},
 				"session": func(f string, v *yaml.Node) {

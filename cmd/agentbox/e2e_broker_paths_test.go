@@ -78,6 +78,7 @@ func TestBrokerPathsTLSOnlyEffect(t *testing.T) {
 	dir := t.TempDir()
 	caFile := writeFile(t, filepath.Join(dir, "upstream-ca.pem"), string(ca.pem), 0o644)
 	pol := writeFile(t, filepath.Join(dir, "paths.yaml"), fmt.Sprintf(`version: 1
+extends: none
 commands: {default: allow}
 sandbox: {network: proxy}
 network:

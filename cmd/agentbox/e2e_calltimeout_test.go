@@ -25,7 +25,7 @@ func TestCallTimeoutArgument(t *testing.T) {
 	srv.Key = key
 	ws := t.TempDir()
 	pol := writeFile(t, filepath.Join(t.TempDir(), "p.yaml"),
-		"version: 1\nsandbox:\n  timeouts: {call: 1s, call_max: 5s}\ncommands:\n  allow: [sleep, echo]\n", 0o644)
+		"version: 1\nextends: none\nsandbox:\n  timeouts: {call: 1s, call_max: 5s}\ncommands:\n  allow: [sleep, echo]\n", 0o644)
 	r := agentbox(t, modelEnv(srv, key), "run", "--no-memory", "--approve", "deny", "--policy", pol, "--workspace", ws,
 		"--audit", filepath.Join(t.TempDir(), "a.jsonl"), "wait")
 	if r.code != 0 {

@@ -92,7 +92,7 @@ func TestCommitUnderHostIdentity(t *testing.T) {
 
 	t.Run("fixed", func(t *testing.T) {
 		ws := gitWorkspace(t, env)
-		pol := writeFile(t, filepath.Join(t.TempDir(), "p.yaml"), "version: 1\nsandbox:\n  git_identity: \"Build Bot <bot@example.org>\"\ncommands:\n  allow: [git add, git commit]\n", 0o644)
+		pol := writeFile(t, filepath.Join(t.TempDir(), "p.yaml"), "version: 1\nextends: none\nsandbox:\n  git_identity: \"Build Bot <bot@example.org>\"\ncommands:\n  allow: [git add, git commit]\n", 0o644)
 		r := commit(t, ws, "--policy", pol)
 		if r.code != 0 || !strings.Contains(r.stderr, "git commits as Build Bot <bot@example.org> (sandbox.git_identity)") {
 			t.Fatalf("run: %d\n%s", r.code, r.stderr)
@@ -104,7 +104,7 @@ func TestCommitUnderHostIdentity(t *testing.T) {
 
 	t.Run("none", func(t *testing.T) {
 		ws := gitWorkspace(t, env)
-		pol := writeFile(t, filepath.Join(t.TempDir(), "p.yaml"), "version: 1\nsandbox:\n  git_identity: none\ncommands:\n  allow: [git add, git commit]\n", 0o644)
+		pol := writeFile(t, filepath.Join(t.TempDir(), "p.yaml"), "version: 1\nextends: none\nsandbox:\n  git_identity: none\ncommands:\n  allow: [git add, git commit]\n", 0o644)
 		r := commit(t, ws, "--policy", pol)
 		if !strings.Contains(r.stderr, "git commits as none (sandbox.git_identity: none)") {
 			t.Errorf("header: %s", r.stderr)
