@@ -112,7 +112,7 @@ func (s *sessionAnswers) answer(req ApprovalRequest) (Approval, bool) {
 	r := ruleFor(req)
 	denied := s.denySubjects[r.subject]
 	for _, part := range parts {
-		denied = denied || matchPrefix(part.Argv, s.denyPrefixes) != ""
+		denied = denied || matchPrefix(part, s.denyPrefixes) != ""
 	}
 	if len(parts) == 0 {
 		for _, n := range asking {
@@ -126,7 +126,7 @@ func (s *sessionAnswers) answer(req ApprovalRequest) (Approval, bool) {
 	allowed := len(parts) > 0 || len(asking) > 0
 	if len(parts) > 0 {
 		for _, part := range parts {
-			allowed = allowed && matchPrefix(part.Argv, s.allowPrefixes) != ""
+			allowed = allowed && matchPrefix(part, s.allowPrefixes) != ""
 		}
 	} else {
 		for _, n := range asking {
@@ -151,7 +151,7 @@ func savedAnswer(st ApprovalStore, req ApprovalRequest) (Approval, bool) {
 	ok := len(parts) > 0
 	var matched []string
 	for _, part := range parts {
-		m := matchPrefix(part.Argv, prefixes)
+		m := matchPrefix(part, prefixes)
 		ok = ok && m != ""
 		if m != "" && !slices.Contains(matched, m) {
 			matched = append(matched, m)
