@@ -47,7 +47,7 @@ func pathHazard(rel string, ownGit bool) (rule, why string) {
 		if segs[0] != ".git" || len(segs) == 1 {
 			return HazardGitOwn, "the workspace's own .git itself (or a name that opens as it)"
 		}
-		if !ownGitPromoted[segs[1]] || segs[1] == "objects" && len(segs) > 2 && segs[2] == "info" {
+		if !ownGitPromoted[segs[1]] || segs[1] == "objects" && len(segs) > 2 && foldName(segs[2]) == "info" {
 			return HazardGitOwn, ".git/" + segs[1] + " is configuration git reads or runs"
 		}
 	}

@@ -90,7 +90,8 @@ func TestHostRunOrdinaryFiles(t *testing.T) {
 	// config and hooks (in any spelling) held.
 	for p, want := range map[string]string{".git/objects/ab/cd": "", ".git/refs/heads/main": "", ".git/index": "",
 		".git/config": HazardGitOwn, ".GIT/config": HazardGitOwn, ".git\u200d/hooks/x": HazardGitOwn, ".git/Config": HazardGitOwn,
-		".git/hooks/pre-commit": HazardGitOwn, "sub/.git/config": HazardGitRepo, "sub/.Git": HazardGitRepo, "GIT~1/config": HazardGitOwn} {
+		".git/hooks/pre-commit": HazardGitOwn, "sub/.git/config": HazardGitRepo, "sub/.Git": HazardGitRepo, "GIT~1/config": HazardGitOwn,
+		".git/objects/INFO/alternates": HazardGitOwn, ".git/objects/info/alternates": HazardGitOwn} {
 		if rule, _ := pathHazard(p, true); rule != want {
 			t.Errorf("own repository: %s = %q, want %q", p, rule, want)
 		}
