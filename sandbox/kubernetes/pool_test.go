@@ -2,15 +2,19 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 )
 
 // The pool key follows everything that shapes the pod and nothing that is
@@ -175,5 +179,58 @@ func TestParseUsage(t *testing.T) {
 	}
 	if u := parseUsage(""); u.Known {
 		t.Fatal("nothing read, yet known")
+	}
+}
+
+// A claim on a (fake) cluster: a pod lost to another process (a conflict)
+// makes it try the next; an evicted pod and a pod not hardened as ours are
+// never handed out; an empty pool says so.
+func TestPoolClaimOnFakeCluster(t *testing.T) {
+	cs := fake.NewClientset()
+	rt := New(cs, nil, Options{UsePool: true})
+	cfg := testConfig(t)
+	p := rt.pools.get(genericPod(cfg, 1234, 1234), true)
+	ctx := context.Background()
+	mk := func(mut func(*corev1.Pod)) string {
+		pod := p.newPod()
+		pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &metav1.Time{Time: time.Now()},
+			Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+			ContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}
+		mut(pod)
+		if _, err := cs.CoreV1().Pods("agentbox").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return pod.Name
+	}
+	evicted := mk(func(p *corev1.Pod) { p.Status.Phase, p.Status.Reason = corev1.PodFailed, "Evicted" })
+	tampered := mk(func(p *corev1.Pod) { p.Spec.Containers[0].Image = "evil:1" })
+	good1, good2 := mk(func(*corev1.Pod) {}), mk(func(*corev1.Pod) {})
+	lost := ""
+	cs.PrependReactor("update", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if lost == "" {
+			lost = a.(k8stesting.UpdateAction).GetObject().(*corev1.Pod).Name
+			return true, nil, apierrors.NewConflict(corev1.Resource("pods"), lost, errors.New("the object has been modified"))
+		}
+		return false, nil, nil
+	})
+	s := &session{rt: rt, id: sandbox.NewID(), cfg: cfg}
+	got, why, err := p.claim(ctx, s)
+	if err != nil || got == nil {
+		t.Fatalf("claim: %v %q", err, why)
+	}
+	if got.Name == lost || got.Name == evicted || got.Name == tampered || got.Name != good1 && got.Name != good2 {
+		t.Fatalf("claimed %s (lost %s, evicted %s, tampered %s)", got.Name, lost, evicted, tampered)
+	}
+	if got.Labels[labelPoolState] != poolClaimed || got.Labels[sandbox.LabelSession] != s.id {
+		t.Fatalf("claimed pod labels %v", got.Labels)
+	}
+	// The pod lost to the conflict is still idle (the other process's in
+	// a real cluster); once it is taken too, the pool is empty.
+	s2 := &session{rt: rt, id: sandbox.NewID(), cfg: cfg}
+	if got2, _, err := p.claim(ctx, s2); err != nil || got2 == nil || got2.Name != lost {
+		t.Fatalf("second claim: %v %v", got2, err)
+	}
+	if got3, why, err := p.claim(ctx, &session{rt: rt, id: sandbox.NewID(), cfg: cfg}); err != nil || got3 != nil || why != "pool empty" {
+		t.Fatalf("third claim: %v %q %v", got3, why, err)
 	}
 }
