@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentbox/agentbox/policy"
@@ -158,16 +159,38 @@ func (p *Proxy) refuse(c net.Conn, ev *Event, err error) {
 		}
 		r = badRequest("%v", err)
 	}
-	ev.Status, ev.Rule, ev.Reason = r.status, r.rule, r.reason
+	reason := r.reason
+	if r.status == 403 && r.rule == "network.allow" && strings.Contains(reason, "not in network.allow") {
+		reason += " (add the host to network.allow in the policy to allow it)"
+	}
+	ev.Status, ev.Rule, ev.Reason = r.status, r.rule, reason
 	if r.status == 502 {
 		ev.Decision = Allow // allowed, but the upstream could not be reached
 	}
-	body := "agentbox: " + r.reason + "\n"
-	msg := "HTTP/1.1 " + strconv.Itoa(r.status) + " " + statusText(r.status) + "\r\n" +
+	body := "agentbox: " + reason + "\n"
+	// The reason is in the status line too: a client of a CONNECT tunnel
+	// (pip, curl, git) shows the status line only.
+	msg := "HTTP/1.1 " + strconv.Itoa(r.status) + " " + reasonPhrase(r.status, reason) + "\r\n" +
 		"Content-Type: text/plain; charset=utf-8\r\nContent-Length: " + strconv.Itoa(len(body)) +
 		"\r\nConnection: close\r\n\r\n" + body
 	c.SetWriteDeadline(time.Now().Add(p.cfg.HeaderTimeout))
 	c.Write([]byte(msg))
+}
+
+// reasonPhrase is the status line's reason: agentbox's one-line reason
+// (printable ASCII, at most 200 bytes), after the standard text.
+func reasonPhrase(code int, reason string) string {
+	var b strings.Builder
+	b.WriteString(statusText(code) + " (agentbox: ")
+	for i := 0; i < len(reason) && b.Len() < 220; i++ {
+		if c := reason[i]; c >= 0x20 && c < 0x7f {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte('?')
+		}
+	}
+	b.WriteByte(')')
+	return b.String()
 }
 
 func statusText(code int) string {
