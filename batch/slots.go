@@ -16,6 +16,7 @@ type slots struct {
 	cap     *hostcap.Cap
 	waits   atomic.Int64 // times a sandbox had to wait for a slot
 	waiting atomic.Int64 // sandboxes waiting now
+	said    atomic.Bool  // the batch said it waits (once per batch)
 }
 
 // openSlots joins the host-wide cap (cfg.MaxSandboxes under cfg.SlotDir).
@@ -38,9 +39,11 @@ func (b *batcher) openSlots() error {
 func (b *batcher) startSandbox(ctx context.Context, p *prepared) error {
 	if c := b.slots.cap; c != nil {
 		b.slots.waiting.Add(1)
-		slot, err := c.Acquire(ctx, func() {
+		slot, err := c.Acquire(ctx, func(ahead int) {
 			b.slots.waits.Add(1)
-			b.prog.notice(fmt.Sprintf("task %s: waiting for a sandbox slot (the host runs at most %d at once; slots are shared round-robin between batches)", p.task.ID, c.N()))
+			if b.slots.said.CompareAndSwap(false, true) {
+				b.prog.notice(waitingNotice(c.N(), ahead))
+			}
 		})
 		b.slots.waiting.Add(-1)
 		if err != nil {
@@ -54,4 +57,15 @@ func (b *batcher) startSandbox(ctx context.Context, p *prepared) error {
 		p.slot = nil
 	}
 	return err
+}
+
+// waitingNotice is said once per batch, the first time a task waits for a
+// slot: the cap, where the batch is in the host's queue, and that its
+// tasks start as slots free up (the metrics count every wait).
+func waitingNotice(n, ahead int) string {
+	where := "next in the host's queue"
+	if ahead > 0 {
+		where = fmt.Sprintf("%d ahead of it in the host's queue", ahead)
+	}
+	return fmt.Sprintf("waiting for a sandbox slot: the host runs at most %d sandboxes at once and all are taken; this batch is %s (slots go round-robin between batches and sessions); its tasks start as slots free up", n, where)
 }

@@ -60,9 +60,13 @@ func devcontainerImage(ctx context.Context, dc *devcontainer.Config, progress io
 		return "", err
 	}
 	defer rt.Close(context.WithoutCancel(ctx))
-	img, err := devcontainer.Image(ctx, rt.Client(), dc, progress)
+	var img string
+	err = withSlot(ctx, progress, func() (err error) {
+		img, err = devcontainer.Image(ctx, rt.Client(), dc, progress)
+		return err
+	})
 	if err != nil {
-		return "", exitWith(exitUnavailable, err)
+		return "", exitWith(errorExitCode(err), err)
 	}
 	return img, nil
 }
@@ -83,7 +87,10 @@ func buildBatchDevcontainers(ctx context.Context, tasks []batch.Task, progress i
 			break
 		}
 	}
-	return batch.BuildDevcontainers(ctx, eng, tasks, progress)
+	if eng == nil {
+		return batch.BuildDevcontainers(ctx, nil, tasks, progress)
+	}
+	return withSlot(ctx, progress, func() error { return batch.BuildDevcontainers(ctx, eng, tasks, progress) })
 }
 
 // remoteBuildRefusal: a devcontainer Dockerfile is built by the local

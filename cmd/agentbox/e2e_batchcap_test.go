@@ -75,4 +75,12 @@ func TestBatchHostCap(t *testing.T) {
 	if !strings.Contains(a.errb.String()+b.errb.String(), "waiting for a sandbox slot") {
 		t.Errorf("no batch said it waited for a slot:\n%s\n%s", a.errb.String(), b.errb.String())
 	}
+	for _, e := range []string{a.errb.String(), b.errb.String()} {
+		if n := strings.Count(e, "waiting for a sandbox slot"); n > 1 {
+			t.Errorf("a batch said %d times that it waits (once per batch, with its place in the queue):\n%s", n, e)
+		}
+		if strings.Contains(e, "waiting for a sandbox slot") && !strings.Contains(e, "in the host's queue") {
+			t.Errorf("the waiting line does not say where the batch is in the queue:\n%s", e)
+		}
+	}
 }

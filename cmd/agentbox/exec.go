@@ -70,7 +70,7 @@ func execAction(c *cli.Context) error {
 	if cfg, err = agent.WithEgress(c.Context, cfg, p, log); err != nil {
 		return exitWith(exitUsage, err)
 	}
-	return withRuntime(c, func(rt backend) error {
+	return withCappedRuntime(c, func(rt *cappedRuntime) error {
 		_, _ = rt.GC(c.Context) // a cheap gc first: sandboxes of dead owners go
 		// The policy decides before the sandbox starts (session.Exec).
 		s, err := session.Open(c.Context, rt, session.Options{

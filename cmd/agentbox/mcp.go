@@ -21,6 +21,7 @@ func mcpCommand() *cli.Command {
 		Flags: append(sandboxFlags(),
 			devcontainerFlag(),
 			&cli.StringFlag{Name: "approve", Usage: "answer to the policy's ask when the client cannot ask the user (no elicitation): deny or allow (default: deny)"},
+			&cli.StringFlag{Name: "metrics-addr", Usage: "serve Prometheus text metrics at http://ADDR/metrics while the server runs (calls, denials, alarms, held changes, sandboxes, slot waits; e.g. 127.0.0.1:9465; port 0 picks one, printed on stderr)"},
 			&cli.StringFlag{Name: "start", Value: string(mcp.StartOnInitialize), Usage: "when the sandbox starts: initialize (in the background as soon as the client connects: the first call finds it running) or first-call (no container for a client that never calls a tool)"},
 		),
 		Action: func(c *cli.Context) error {
@@ -65,10 +66,20 @@ func mcpCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return withRuntime(c, func(rt backend) error {
+			return withCappedRuntime(c, func(rt *cappedRuntime) error {
 				_, _ = rt.GC(c.Context)
+				var audited agent.RedactingLog = log
+				if addr := c.String("metrics-addr"); addr != "" {
+					m := &sessionMetrics{RedactingLog: log, rt: rt}
+					stop, err := m.serve(addr, c.App.ErrWriter)
+					if err != nil {
+						return err
+					}
+					defer stop()
+					audited = m
+				}
 				return mcp.Serve(c.Context, mcp.Config{
-					Policy: p, Sandbox: cfg, Runtime: rt, Audit: log, Fallback: fallback, Start: start,
+					Policy: p, Sandbox: cfg, Runtime: rt, Audit: audited, Fallback: fallback, Start: start,
 					Version: agentbox.Version, In: in, Out: out,
 					Notice: func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) }, NoStaging: stagingOff(), Setup: setup,
 				})

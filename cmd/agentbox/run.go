@@ -124,7 +124,7 @@ func runCommand() *cli.Command {
 			if caps.HostUser && cfg.User == "" && sandbox.IsRootUser(sandbox.DefaultUser(cfg.Workspace)) && !printer.Quiet {
 				printer.Notice("running as root on a workspace root owns: the sandbox runs as uid 0 too, with every capability dropped (set sandbox.user in the policy to change it)")
 			}
-			return withRuntime(c, func(rt backend) error {
+			return withCappedRuntime(c, func(rt *cappedRuntime) error {
 				_, _ = rt.GC(c.Context)
 				// The sandbox starts while the first model request is in
 				// flight (session.Run).

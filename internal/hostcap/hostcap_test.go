@@ -12,7 +12,8 @@ import (
 
 // TestRoundRobin: with every slot taken by A, B queues first and gets the
 // next free slot before A's own later request; a dead waiter's ticket
-// does not block anyone.
+// does not block anyone nor count as ahead; each waiter is told how many
+// are ahead of it.
 func TestRoundRobin(t *testing.T) {
 	dir := t.TempDir()
 	a, _ := New(dir, 2, "aaaa")
@@ -29,8 +30,9 @@ func TestRoundRobin(t *testing.T) {
 	}
 	got := make(chan string, 2)
 	bWaits := make(chan struct{})
+	var bAhead, aAhead int
 	go func() {
-		s, err := b.Acquire(ctx, func() { close(bWaits) })
+		s, err := b.Acquire(ctx, func(n int) { bAhead = n; close(bWaits) })
 		if err == nil {
 			got <- "b"
 			t.Cleanup(s.Release)
@@ -39,13 +41,16 @@ func TestRoundRobin(t *testing.T) {
 	<-bWaits
 	aWaits := make(chan struct{})
 	go func() {
-		s, err := a.Acquire(ctx, func() { close(aWaits) })
+		s, err := a.Acquire(ctx, func(n int) { aAhead = n; close(aWaits) })
 		if err == nil {
 			got <- "a"
 			t.Cleanup(s.Release)
 		}
 	}()
 	<-aWaits
+	if bAhead != 0 || aAhead != 1 {
+		t.Errorf("waiters ahead: b saw %d (want 0: the dead ticket does not count), a saw %d (want 1: b)", bAhead, aAhead)
+	}
 	select {
 	case w := <-got:
 		t.Fatalf("%s got a slot while all were taken", w)

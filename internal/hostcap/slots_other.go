@@ -17,7 +17,9 @@ func New(dir string, n int, owner string) (*Cap, error) { return &Cap{n: n}, nil
 func (c *Cap) N() int { return c.n }
 
 // Acquire returns at once.
-func (c *Cap) Acquire(ctx context.Context, waiting func()) (*Slot, error) { return &Slot{}, ctx.Err() }
+func (c *Cap) Acquire(ctx context.Context, waiting func(ahead int)) (*Slot, error) {
+	return &Slot{}, ctx.Err()
+}
 
 // Release does nothing.
 func (s *Slot) Release() {}

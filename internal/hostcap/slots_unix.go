@@ -54,9 +54,10 @@ func New(dir string, n int, owner string) (*Cap, error) {
 func (c *Cap) N() int { return c.n }
 
 // Acquire takes a slot, waiting while all are taken or another owner
-// queued first; waiting is called once when it has to wait. It returns
-// ctx's error if ctx ends first.
-func (c *Cap) Acquire(ctx context.Context, waiting func()) (*Slot, error) {
+// queued first; waiting is called once when it has to wait, with how many
+// live waiters of other owners queued before it. It returns ctx's error if
+// ctx ends first.
+func (c *Cap) Acquire(ctx context.Context, waiting func(ahead int)) (*Slot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var ticket *ticket
@@ -79,7 +80,7 @@ func (c *Cap) Acquire(ctx context.Context, waiting func()) (*Slot, error) {
 			}
 			ticket = t
 			if waiting != nil {
-				waiting()
+				waiting(c.ahead(ticket))
 			}
 		}
 		select {
@@ -145,10 +146,17 @@ func (c *Cap) enqueue() (*ticket, error) {
 
 // first reports whether no live waiter queued before ticket (nil: before
 // now). Tickets of dead waiters are removed on the way.
-func (c *Cap) first(t *ticket) bool {
+func (c *Cap) first(t *ticket) bool { return c.count(t, true) == 0 }
+
+// ahead is how many live waiters of other owners queued before ticket.
+func (c *Cap) ahead(t *ticket) int { return c.count(t, false) }
+
+// count counts the live waiters of other owners queued before ticket (nil:
+// before now), stopping at the first when one is enough.
+func (c *Cap) count(t *ticket, one bool) int {
 	ents, err := os.ReadDir(c.queue)
 	if err != nil {
-		return true
+		return 0
 	}
 	names := make([]string, 0, len(ents))
 	for _, e := range ents {
@@ -159,18 +167,22 @@ func (c *Cap) first(t *ticket) bool {
 	if t != nil {
 		mine = filepath.Base(t.name)
 	}
+	live := 0
 	for _, n := range names {
 		if n == mine {
-			return true
+			break
 		}
 		if strings.HasSuffix(n, "-"+c.owner) {
 			continue // a ticket of this owner's earlier wait, being removed
 		}
 		if c.alive(filepath.Join(c.queue, n)) {
-			return false
+			live++
+			if one {
+				break
+			}
 		}
 	}
-	return true
+	return live
 }
 
 // alive reports whether the ticket at p is held by a live waiter; a dead
