@@ -10,8 +10,10 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync/atomic"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/internal/fstree"
 )
 
 // ErrConflict: the workspace changed since the session started, where the
@@ -56,9 +58,12 @@ func (c *Copy) Apply() error {
 // copy), to the workspace src. since is the
 // filesystem clock when the session started: an entry of src the session
 // changed that was itself changed (ctime) at or after it, deleted, or
-// created meanwhile is a conflict, and nothing is applied. Writes go
-// through an os.Root on src, reads through one on from: no symlink leads
-// outside either; each file's bytes are checked against the recorded sum.
+// created meanwhile is a conflict, and nothing is applied. Both trees are
+// reached through descriptors that never follow a link (not even one
+// that stays inside): a link in the workspace where a change goes stops
+// the apply there, or is replaced by the change itself; each file's bytes
+// are checked against the recorded sum. Nothing apply did not write is
+// removed or overwritten but the changed paths themselves.
 func ApplyChanges(src, from string, overlay bool, since int64, changes []audit.FileChange) error {
 	if why := Incomplete(changes); why != "" {
 		return fmt.Errorf("%w (%s); nothing was applied: review the copy by hand", ErrIncomplete, why)
@@ -66,7 +71,7 @@ func ApplyChanges(src, from string, overlay bool, since int64, changes []audit.F
 	if g := guarded(changes); len(g) > 0 {
 		return fmt.Errorf("%w: %s would run on the host (git config or hooks, .envrc); nothing was applied: review them and copy them by hand if you trust them", ErrGuarded, strings.Join(g, ", "))
 	}
-	root, err := os.OpenRoot(src)
+	root, err := fstree.OpenRoot(src)
 	if err != nil {
 		return fmt.Errorf("opening the workspace: %w", err)
 	}
@@ -74,7 +79,7 @@ func ApplyChanges(src, from string, overlay bool, since int64, changes []audit.F
 	if conflicts := findConflicts(root, since, changes); len(conflicts) > 0 {
 		return fmt.Errorf("%w: %s; nothing was applied", ErrConflict, strings.Join(conflicts, ", "))
 	}
-	fromRoot, err := os.OpenRoot(from)
+	fromRoot, err := fstree.OpenRoot(from)
 	if err != nil {
 		return fmt.Errorf("opening the copy: %w", err)
 	}
@@ -89,7 +94,7 @@ func ApplyChanges(src, from string, overlay bool, since int64, changes []audit.F
 
 // findConflicts lists the changed paths whose workspace entry changed at
 // or after since.
-func findConflicts(root *os.Root, since int64, changes []audit.FileChange) []string {
+func findConflicts(root *fstree.Root, since int64, changes []audit.FileChange) []string {
 	var out []string
 	for _, c := range changes {
 		fi, err := root.Lstat(c.Path)
@@ -112,7 +117,7 @@ func findConflicts(root *os.Root, since int64, changes []audit.FileChange) []str
 
 // dirChanged reports whether the nearest existing directory above p was
 // changed (an entry added, removed or renamed) at or after since.
-func dirChanged(root *os.Root, p string, since int64) bool {
+func dirChanged(root *fstree.Root, p string, since int64) bool {
 	for d := path.Dir(p); ; d = path.Dir(d) {
 		if fi, err := root.Lstat(d); err == nil {
 			return StatOf(fi).CTime >= since
@@ -125,7 +130,7 @@ func dirChanged(root *os.Root, p string, since int64) bool {
 
 // applyOne applies one change, reading the copy through its own root and
 // checking that the bytes are the ones the change recorded.
-func applyOne(root, from *os.Root, overlay bool, c audit.FileChange) error {
+func applyOne(root, from *fstree.Root, overlay bool, c audit.FileChange) error {
 	if c.Change == audit.ChangeDeleted {
 		if err := root.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
@@ -142,8 +147,7 @@ func applyOne(root, from *os.Root, overlay bool, c audit.FileChange) error {
 			return err
 		}
 	}
-	tmp := c.Path + ".agentbox-apply"
-	_ = root.Remove(tmp)
+	tmp := applyTmp(c.Path)
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		target, err := from.Readlink(c.Path)
 		if err != nil {
@@ -152,7 +156,11 @@ func applyOne(root, from *os.Root, overlay bool, c audit.FileChange) error {
 		if err := root.Symlink(target, tmp); err != nil {
 			return err
 		}
-		return replace(root, tmp, c.Path)
+		if err := replace(root, tmp, c.Path); err != nil {
+			_ = root.Remove(tmp)
+			return err
+		}
+		return nil
 	}
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
@@ -190,19 +198,34 @@ func applyOne(root, from *os.Root, overlay bool, c audit.FileChange) error {
 }
 
 // replace renames tmp over p; a directory at p (the session replaced a
-// directory by a file; its entries are deleted by their own changes, which
-// sort after p) is removed first when empty.
-func replace(root *os.Root, tmp, p string) error {
+// directory by a file; its entries are deleted by their own changes) is
+// removed first, only when empty: what else is in it stays, and the
+// rename then fails.
+func replace(root *fstree.Root, tmp, p string) error {
 	if fi, err := root.Lstat(p); err == nil && fi.IsDir() {
-		_ = root.RemoveAll(p)
+		_ = root.Remove(p)
 	}
 	return root.Rename(tmp, p)
 }
 
+// applyTmp is a temporary name beside rel that nothing else uses: it is
+// created exclusively, so a file of the user's by that name is never
+// removed or overwritten.
+func applyTmp(rel string) string {
+	dir, name := path.Split(rel)
+	t := fmt.Sprintf(".%s.agentbox-apply-%d-%d", name, os.Getpid(), tmpSeq.Add(1))
+	if len(t) > 255 {
+		t = t[len(t)-255:]
+	}
+	return dir + t
+}
+
+var tmpSeq atomic.Int64
+
 // removeGoneParents removes the directories above a deleted entry that
 // the session removed too (a whiteout in an overlay, absent from a whole
 // copy) once they are empty.
-func removeGoneParents(root, from *os.Root, overlay bool, p string) {
+func removeGoneParents(root, from *fstree.Root, overlay bool, p string) {
 	top := ""
 	for d := path.Dir(p); d != "."; d = path.Dir(d) {
 		fi, err := from.Lstat(d)

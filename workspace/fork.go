@@ -1,18 +1,35 @@
 package workspace
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
+
+	"github.com/agentbox/agentbox/internal/fstree"
 )
 
-// Fork writes into dst (which must not exist) the workspace of a staged
-// session as it was right after the checkpoint of call (a call id or a
-// checkpoint number): a copy of the workspace as it is now, with every
-// later checkpoint undone from its before-images. The session's records
-// and the workspace are not changed. Its cost is the copy (reflinked
-// where the filesystem can) plus the changes undone.
+// ErrForkExists: the directory a fork would be written into exists; it
+// was not touched.
+var ErrForkExists = errors.New("the fork's directory exists")
+
+// Fork writes into dst (which must not exist: an existing one is refused
+// before anything is written, and left as it is) the workspace of a
+// staged session as it was right after the checkpoint of call (a call id
+// or a checkpoint number): a copy of the workspace as it is now, with
+// every later checkpoint undone from its before-images. The copy is
+// built in a new directory beside dst and renamed to dst at the end, so
+// a failure removes only what Fork made. The session's records and the
+// workspace are not changed. Its cost is the copy (reflinked where the
+// filesystem can) plus the changes undone.
 func (s *Stage) Fork(call, dst string, maxBytes int64) (int, error) {
+	if _, err := os.Lstat(dst); err == nil {
+		return 0, fmt.Errorf("%w: %s; fork writes into a new directory (nothing was written there): name one that does not exist", ErrForkExists, dst)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return 0, fmt.Errorf("checking the fork's directory: %w", err)
+	}
 	cps, err := s.Checkpoints()
 	if err != nil {
 		return 0, err
@@ -27,10 +44,16 @@ func (s *Stage) Fork(call, dst string, maxBytes int64) (int, error) {
 	if at < 0 {
 		return 0, fmt.Errorf("no checkpoint for call %q (see agentbox changes)", call)
 	}
-	if _, err := CopyTreeReflink(s.Lower, dst, maxBytes); err != nil {
+	tmp, err := os.MkdirTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".agentbox-fork-")
+	if err != nil {
+		return 0, fmt.Errorf("making the fork's directory: %w", err)
+	}
+	defer RemoveTree(tmp) // Fork's own: empty once the fork is renamed into place
+	work := filepath.Join(tmp, "fork")
+	if _, err := CopyTreeReflink(s.Lower, work, maxBytes); err != nil {
 		return 0, err
 	}
-	root, err := os.OpenRoot(dst)
+	root, err := fstree.OpenRoot(work)
 	if err != nil {
 		return 0, err
 	}
@@ -43,6 +66,11 @@ func (s *Stage) Fork(call, dst string, maxBytes int64) (int, error) {
 				return 0, fmt.Errorf("undoing %s of checkpoint %d in the fork: %w", ch[j].Path, cp.Seq, err)
 			}
 		}
+	}
+	// rename(2) replaces only an empty directory: one made meanwhile
+	// with anything in it makes the fork fail, untouched.
+	if err := os.Rename(work, dst); err != nil {
+		return 0, fmt.Errorf("%w: %s appeared while the fork was written: %v", ErrForkExists, dst, err)
 	}
 	return cps[at].Seq, nil
 }

@@ -3,10 +3,7 @@ package workspace
 import (
 	"fmt"
 
-	"github.com/agentbox/agentbox/internal/fstree"
-	"golang.org/x/sys/unix"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/agentbox/agentbox/audit"
@@ -60,20 +57,37 @@ func (c *Copy) Hazards() ([]StagedChange, error) {
 	}
 	// A real copy: its changes decided against the tree and the
 	// workspace together, as promotion decides an upper layer.
-	l := (&Stage{Upper: c.ChangedRoot(), Lower: c.Workspace, tree: true}).newLister(true)
+	l, err := (&Stage{Upper: c.ChangedRoot(), Lower: c.Workspace, tree: true}).newLister(true)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
 	for _, ch := range c.Meta.Changes {
 		if ch.Change == ChangeIncomplete {
 			continue
 		}
 		sc := StagedChange{Path: ch.Path, Change: ch.Change, Type: TypeFile}
 		if ch.Change != "deleted" {
-			st, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(c.ChangedRoot(), filepath.FromSlash(ch.Path)))
+			// Through descriptors: a link in the copy is never followed.
+			st, err := l.up.Stat(ch.Path)
 			if err != nil {
 				return nil, fmt.Errorf("reading the copy at %s: %w", ch.Path, err)
 			}
 			sc.Type = typeOf(st)
+			if st.IsSymlink() {
+				if sc.target, err = l.up.Readlink(ch.Path); err != nil {
+					return nil, fmt.Errorf("reading the copy at %s: %w", ch.Path, err)
+				}
+			}
 		}
-		if rule, why := l.hazard(&sc); rule != "" {
+		rule, why := l.hazard(&sc)
+		if rule == "" && sc.Type == TypeSymlink && sc.Change != "deleted" {
+			// Judged by where it resolves in the tree apply writes.
+			if why = l.linkHazard(sc.Path, sc.target); why != "" {
+				rule = HazardSymlink
+			}
+		}
+		if rule != "" {
 			sc.Held, sc.Why = rule, why
 			out = append(out, sc)
 		}

@@ -31,7 +31,7 @@ const scrubDirName = "scrub"
 // an empty, deleted file or a deleted directory; whatever it writes there
 // reaches nothing.
 func (p *promoter) hold() error {
-	up, err := os.OpenRoot(p.s.Upper)
+	up, err := fstree.OpenRoot(p.s.Upper)
 	if err != nil {
 		return fmt.Errorf("holding the refused changes: %w", err)
 	}
@@ -58,7 +58,9 @@ func (p *promoter) hold() error {
 			return fmt.Errorf("holding %s: %w", c.Path, err)
 		}
 		moved[c.Path] = true
-		delete(p.s.st.Promoted, c.Path)
+		// What the sandbox last saw promoted here stays recorded: the
+		// workspace still has it, and the next change at this name is
+		// judged against it (not as a conflict with agentbox's own write).
 		delete(p.s.st.Kept, c.Path)
 	}
 	return nil
@@ -67,7 +69,7 @@ func (p *promoter) hold() error {
 // scrubOut renames the upper entry rel to scrub/<tag>, copies it to keep
 // (for review; a copy that fails leaves the record's list only), then
 // cuts and removes the renamed original.
-func (s *Stage) scrubOut(up *os.Root, rel, keep, tag string) error {
+func (s *Stage) scrubOut(up *fstree.Root, rel, keep, tag string) error {
 	scrub := filepath.Join(filepath.Dir(s.Upper), scrubDirName)
 	if err := os.Mkdir(scrub, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
@@ -78,16 +80,13 @@ func (s *Stage) scrubOut(up *os.Root, rel, keep, tag string) error {
 	}
 	defer unix.Close(sfd)
 	parent := path.Dir(rel)
-	pd, err := up.Open(parent)
+	pd, err := up.OpenDir(parent)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s is no longer a directory in the staging layer: %w", parent, err)
 	}
-	defer pd.Close()
-	if fi, err := pd.Stat(); err != nil || !fi.IsDir() {
-		return fmt.Errorf("%s is no longer a directory in the staging layer", parent)
-	}
+	defer unix.Close(pd)
 	_ = fstree.RemoveAll(sfd, tag) // a leftover of a killed agentbox
-	if err := unix.Renameat(int(pd.Fd()), path.Base(rel), sfd, tag); err != nil {
+	if err := unix.Renameat(pd, path.Base(rel), sfd, tag); err != nil {
 		return err
 	}
 	// The copies kept for review are bounded per session: a sandbox that

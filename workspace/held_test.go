@@ -162,12 +162,12 @@ func TestPromoteReadsOnlyTheUpperLayer(t *testing.T) {
 	if err := os.Symlink(host, filepath.Join(upper, "a")); err != nil {
 		t.Fatal(err)
 	}
-	low, err := os.OpenRoot(lower)
+	low, err := fstree.OpenRoot(lower)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer low.Close()
-	up, err := os.OpenRoot(upper)
+	up, err := fstree.OpenRoot(upper)
 	if err != nil {
 		t.Fatal(err)
 	}

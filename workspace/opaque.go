@@ -3,8 +3,6 @@ package workspace
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/agentbox/agentbox/internal/fstree"
 	"golang.org/x/sys/unix"
@@ -27,20 +25,17 @@ import (
 // path the sandbox could redirect. A mark that cannot be set leaves the
 // old behaviour.
 func (s *Stage) markOpaque(rel string) {
-	up, err := os.OpenRoot(s.Upper)
+	up, err := fstree.OpenRoot(s.Upper)
 	if err != nil {
 		return
 	}
 	defer up.Close()
-	d, err := up.Open(rel)
+	fd, err := up.ReadDirFd(rel)
 	if err != nil {
 		return
 	}
-	defer d.Close()
-	if fi, err := d.Stat(); err != nil || !fi.IsDir() {
-		return
-	}
-	_ = unix.Fsetxattr(int(d.Fd()), "user.overlay.opaque", []byte("y"), 0)
+	defer unix.Close(fd)
+	_ = unix.Fsetxattr(fd, "user.overlay.opaque", []byte("y"), 0)
 }
 
 // opaqueDeletions lists, for a promoted opaque directory whose entries
@@ -49,7 +44,7 @@ func (s *Stage) markOpaque(rel string) {
 // directory of the workspace; deeper directories are compared when
 // their own entries change.
 func (l *lister) opaqueDeletions(e *fstree.Entry) error {
-	fd, err := unix.Open(filepath.Join(l.s.Lower, filepath.FromSlash(e.Rel)), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := l.low.ReadDirFd(e.Rel)
 	if err != nil {
 		return fmt.Errorf("reading the workspace at %s: %w", e.Rel, err)
 	}
@@ -59,7 +54,7 @@ func (l *lister) opaqueDeletions(e *fstree.Entry) error {
 		return fmt.Errorf("reading the workspace at %s: %w", e.Rel, err)
 	}
 	for _, name := range names {
-		_, err := fstree.Lstat(e.Dirfd, e.Name+"/"+name)
+		_, err := l.up.Stat(e.Rel + "/" + name)
 		if err == nil {
 			continue // in the upper directory: the walk lists it
 		}

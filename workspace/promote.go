@@ -45,18 +45,21 @@ func (s *Stage) Promote(callID string) (*Checkpoint, error) {
 	if err := writeJSON(filepath.Join(s.State, journalFile), cp); err != nil {
 		return nil, err
 	}
-	low, err := os.OpenRoot(s.Lower)
+	// Every path below either root is resolved without following a
+	// link, even one that stays inside: a link in the workspace where a
+	// change goes is replaced (as a decided change) or stops the change.
+	low, err := fstree.OpenRoot(s.Lower)
 	if err != nil {
 		return nil, fmt.Errorf("opening the workspace: %w", err)
 	}
 	defer low.Close()
-	up, err := os.OpenRoot(s.Upper)
+	up, err := fstree.OpenRoot(s.Upper)
 	if err != nil {
 		return nil, fmt.Errorf("opening the staging layer: %w", err)
 	}
 	defer up.Close()
 	p := &promoter{s: s, low: low, up: up, cp: cp, before: filepath.Join(s.State, "before", fmt.Sprint(cp.Seq))}
-	p.conflicts()
+	failed := map[string]bool{} // held during promotion: what is below goes nowhere either
 	// Deletions deepest first, then everything else parents first.
 	order := make([]int, len(changes))
 	for i := range order {
@@ -78,6 +81,10 @@ func (s *Stage) Promote(callID string) (*Checkpoint, error) {
 		if c.Held != "" {
 			continue
 		}
+		if d := heldIn(c.Path, failed); d != "" {
+			c.Held, c.Why = HazardParent, d+" is held"
+			continue
+		}
 		if p.full {
 			c.Held, c.Why = HazardDiskFull, "the disk filled up during promotion; promote again when there is room"
 			continue
@@ -86,9 +93,14 @@ func (s *Stage) Promote(callID string) (*Checkpoint, error) {
 			if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
 				p.full = true
 				c.Held, c.Why = HazardDiskFull, "the disk filled up during promotion; promote again when there is room"
+				failed[c.Path] = true
 				continue
 			}
 			c.Held, c.Why = HazardNotStaged, "could not be promoted: "+err.Error()
+			if errors.Is(err, fstree.ErrLinkInPath) {
+				c.Why = "could not be promoted: a symbolic link in the workspace is in its way (never followed); remove the link in the workspace, or have the agent replace it"
+			}
+			failed[c.Path] = true
 		}
 	}
 	if err := p.hold(); err != nil {
@@ -113,35 +125,21 @@ func (s *Stage) Promote(callID string) (*Checkpoint, error) {
 
 type promoter struct {
 	s      *Stage
-	low    *os.Root
-	up     *os.Root // the upper directory: nothing read from it leads out
+	low    *fstree.Root
+	up     *fstree.Root // the upper directory: nothing read from it leads out
 	cp     *Checkpoint
 	before string
 	full   bool
 }
 
-// conflicts holds every change whose workspace entry changed since the
-// sandbox saw it: since staging began, or since agentbox promoted it.
-func (p *promoter) conflicts() {
-	for i := range p.cp.Changes {
-		c := &p.cp.Changes[i]
-		if c.Held != "" {
-			continue
-		}
-		cur, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(p.s.Lower, filepath.FromSlash(c.Path)))
-		if err != nil {
-			continue
-		}
-		if pr, ok := p.s.st.Promoted[c.Path]; ok {
-			if fstree.Changed(pr.Lower, cur) {
-				c.Held, c.Why = HazardConflict, "changed in the workspace since agentbox promoted it"
-			}
-			continue
-		}
-		if cur.CTime >= p.s.st.Since && !cur.IsDir() {
-			c.Held, c.Why = HazardConflict, "changed in the workspace since the session started"
+// heldIn is the path of held at or above rel's parent ("" when none).
+func heldIn(rel string, held map[string]bool) string {
+	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+		if held[d] {
+			return d
 		}
 	}
+	return ""
 }
 
 // one promotes one allowed change.
@@ -194,10 +192,7 @@ func (p *promoter) one(c *StagedChange) error {
 		}
 		return p.record(c)
 	case TypeSymlink:
-		target, err := p.up.Readlink(rel)
-		if err != nil {
-			return err
-		}
+		target := c.target // as judged: never read again
 		tmp := tmpName(rel, p.cp.Seq)
 		_ = p.low.Remove(tmp)
 		if err := p.low.Symlink(target, tmp); err != nil {
@@ -211,8 +206,7 @@ func (p *promoter) one(c *StagedChange) error {
 		return p.record(c)
 	}
 	// Through the upper directory's root: a directory the sandbox swaps
-	// for a symlink meanwhile cannot lead the read out of it (a host
-	// file copied into the workspace).
+	// for a symlink meanwhile cannot lead the read anywhere else.
 	in, err := p.up.OpenFile(rel, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return err
@@ -244,6 +238,13 @@ func (p *promoter) one(c *StagedChange) error {
 		err = cerr
 	}
 	if err == nil {
+		// Decided on the bytes written: what was judged by its content
+		// is judged again on the copy, which nothing else writes.
+		if rule, why := p.contentHazard(c, tmp); rule != "" && !p.explicit(rel) {
+			_ = p.low.Remove(tmp)
+			c.Held, c.Why = rule, why+" (in the bytes promoted)"
+			return nil
+		}
 		err = p.replace(tmp, rel)
 	}
 	if err != nil {
@@ -269,12 +270,12 @@ func (p *promoter) replace(tmp, rel string) error {
 // record remembers what a promoted entry left in the upper directory and
 // the workspace: unchanged, it is not listed again.
 func (p *promoter) record(c *StagedChange) error {
-	cur, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(p.s.Lower, filepath.FromSlash(c.Path)))
+	cur, err := p.low.Stat(c.Path)
 	if err != nil {
 		return err
 	}
 	p.cp.After[c.Path] = cur
-	up, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(p.s.Upper, filepath.FromSlash(c.Path)))
+	up, err := p.up.Stat(c.Path)
 	if err == nil {
 		p.s.st.Promoted[c.Path] = promotedEntry{Upper: up, Lower: cur}
 	}
@@ -296,7 +297,6 @@ func (p *promoter) keepBefore(rel string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return "", err
 	}
-	src := filepath.Join(p.s.Lower, filepath.FromSlash(rel))
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		t, err := p.low.Readlink(rel)
@@ -308,7 +308,7 @@ func (p *promoter) keepBefore(rel string) (string, error) {
 	case !fi.Mode().IsRegular():
 		return "", nil
 	}
-	if os.Link(src, dst) == nil {
+	if p.low.Link(rel, dst) == nil {
 		sum, _, err := hashFile(dst)
 		return sum, err
 	}

@@ -38,8 +38,11 @@ func (c *Copy) HoldPulled(callID string, decide WriteDecider) (*Checkpoint, erro
 		return nil, err
 	}
 	st.tree = true
-	l := st.newLister(false)
-	var held []StagedChange
+	l, err := st.newLister(false)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
 	for _, ch := range Diff(c.before, after) {
 		if ch.Change == ChangeIncomplete {
 			continue // the change list says so itself: nothing is applied from it
@@ -49,7 +52,17 @@ func (c *Copy) HoldPulled(callID string, decide WriteDecider) (*Checkpoint, erro
 			stamp = c.before.Files[ch.Path]
 		}
 		sc := StagedChange{Path: ch.Path, Change: ch.Change, Type: typeOf(stamp), Bytes: ch.Bytes, After: ch.SHA256}
-		l.decide(&sc)
+		if sc.Type == TypeSymlink && sc.Change != "deleted" {
+			// Read once, judged by where it resolves in the tree.
+			if sc.target, err = l.up.Readlink(ch.Path); err != nil {
+				sc.Held, sc.Why = HazardNotStaged, "the link could not be read: "+err.Error()
+			}
+		}
+		l.out = append(l.out, sc)
+	}
+	l.decideAll()
+	var held []StagedChange
+	for _, sc := range l.out {
 		if sc.Held != "" {
 			held = append(held, sc)
 		}

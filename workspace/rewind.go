@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -68,10 +69,17 @@ func (s *Stage) Rewind(call string) (*Rewound, error) {
 			}
 		}
 	}
+	// Through descriptors: a link in the workspace is never followed (a
+	// path behind one reads as missing, and the rewind refuses).
+	low, err := fstree.OpenRoot(s.Lower)
+	if err != nil {
+		return nil, fmt.Errorf("opening the workspace: %w", err)
+	}
+	defer low.Close()
 	var conflicts []string
 	for _, p := range paths {
 		f := final[p]
-		cur, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(s.Lower, filepath.FromSlash(p)))
+		cur, err := low.Stat(p)
 		switch {
 		case p == ".git/index":
 			// git rewrites its index on a mere git status: put the old one
@@ -88,11 +96,6 @@ func (s *Stage) Rewind(call string) (*Rewound, error) {
 	if len(conflicts) > 0 {
 		return nil, fmt.Errorf("%w: %s; nothing was restored", ErrRewindConflict, strings.Join(conflicts, ", "))
 	}
-	low, err := os.OpenRoot(s.Lower)
-	if err != nil {
-		return nil, fmt.Errorf("opening the workspace: %w", err)
-	}
-	defer low.Close()
 	out := &Rewound{To: undo[0].Seq}
 	for i := len(undo) - 1; i >= 0; i-- {
 		cp := undo[i]
@@ -111,16 +114,16 @@ func (s *Stage) Rewind(call string) (*Rewound, error) {
 			return out, err
 		}
 	}
-	return out, s.restamp(cps[:from], out.Restored)
+	return out, s.restamp(low, cps[:from], out.Restored)
 }
 
 // restamp records, in the newest remaining checkpoint that promoted each
 // restored path, the entry the rewind put back: a later rewind checks the
 // workspace against it.
-func (s *Stage) restamp(left []Checkpoint, restored []string) error {
+func (s *Stage) restamp(low *fstree.Root, left []Checkpoint, restored []string) error {
 	dirty := map[int]bool{}
 	for _, p := range restored {
-		cur, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(s.Lower, filepath.FromSlash(p)))
+		cur, err := low.Stat(p)
 		if err != nil {
 			continue
 		}
@@ -145,7 +148,7 @@ func (s *Stage) restamp(left []Checkpoint, restored []string) error {
 }
 
 // restore undoes one promoted change.
-func (s *Stage) restore(low *os.Root, cp *Checkpoint, c StagedChange) error {
+func (s *Stage) restore(low *fstree.Root, cp *Checkpoint, c StagedChange) error {
 	before := filepath.Join(s.State, "before", strconv.Itoa(cp.Seq), filepath.FromSlash(c.Path))
 	switch {
 	case c.Change == ChangeMode:
@@ -176,11 +179,10 @@ func (s *Stage) restore(low *os.Root, cp *Checkpoint, c StagedChange) error {
 	if err != nil {
 		return err
 	}
-	if err := low.MkdirAll(filepath.Dir(c.Path), 0o755); err != nil && filepath.Dir(c.Path) != "." {
+	if err := low.MkdirAll(path.Dir(c.Path), 0o755); err != nil && path.Dir(c.Path) != "." {
 		return err
 	}
-	tmp := tmpName(c.Path, cp.Seq) + "-rewind"
-	_ = low.Remove(tmp)
+	tmp := applyTmp(c.Path) // created exclusively: nothing of the user's is replaced
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		t, err := os.Readlink(before)
 		if err != nil {
@@ -189,7 +191,11 @@ func (s *Stage) restore(low *os.Root, cp *Checkpoint, c StagedChange) error {
 		if err := low.Symlink(t, tmp); err != nil {
 			return err
 		}
-		return low.Rename(tmp, c.Path)
+		if err := low.Rename(tmp, c.Path); err != nil {
+			_ = low.Remove(tmp)
+			return err
+		}
+		return nil
 	}
 	in, err := os.OpenFile(before, os.O_RDONLY|unix.O_NOFOLLOW, 0)
 	if err != nil {

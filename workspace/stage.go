@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
-	"path/filepath"
-	"sort"
+	"strings"
 
 	"github.com/agentbox/agentbox/internal/fstree"
 	"golang.org/x/sys/unix"
@@ -39,6 +37,12 @@ type StagedChange struct {
 	upper fstree.Stamp
 	opq   bool // an opaque directory (hides the lower one)
 	gone  bool // the lower entry at Path is a directory whose entries go
+	// target is a symlink's target as read once when listed: what is
+	// judged is what is promoted.
+	target string
+	// headValid: a file named HEAD read as git's HEAD when listed (not
+	// strict, strict); the promoted copy must read the same.
+	headValid [2]bool
 }
 
 // WriteDecider decides a change at a workspace-relative path by the
@@ -102,19 +106,44 @@ func (s *Stage) List() ([]StagedChange, error) { return s.list(false) }
 // (what agentbox apply would write), decided again.
 func (s *Stage) ListAll() ([]StagedChange, error) { return s.list(true) }
 
-// newLister decides changes against s's lower layer (the workspace).
-func (s *Stage) newLister(all bool) *lister {
+// newLister decides changes against s's lower layer (the workspace),
+// which it reads through descriptors that never follow a link; Close
+// releases them.
+func (s *Stage) newLister(all bool) (*lister, error) {
+	low, err := fstree.OpenRoot(s.Lower)
+	if err != nil {
+		return nil, fmt.Errorf("opening the workspace: %w", err)
+	}
+	up, err := fstree.OpenRoot(s.Upper)
+	if err != nil {
+		low.Close()
+		return nil, fmt.Errorf("opening the staging layer: %w", err)
+	}
 	own := hasOwnGit(s.Lower)
 	if s.st.GitDirs == nil {
 		s.st.GitDirs = map[string]bool{}
 	}
 	git := &gitView{upper: s.Upper, lower: s.Lower, ownGit: own, sticky: s.st.GitDirs, seen: map[string]gitCandidate{}}
-	return &lister{s: s, ownGit: own, all: all, gitView: git, heldDirs: map[string]bool{}}
+	return &lister{s: s, ownGit: own, all: all, gitView: git, heldDirs: map[string]bool{},
+		low: low, up: up, index: map[string]int{}}, nil
+}
+
+// Close releases the lister's descriptors.
+func (l *lister) Close() {
+	l.low.Close()
+	l.up.Close()
 }
 
 func (s *Stage) list(all bool) ([]StagedChange, error) {
 	s.dirs = map[string]fstree.Stamp{}
-	l := s.newLister(all)
+	l, err := s.newLister(all)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	// Conflicts are decided with everything else (a conflict holds what
+	// is below it), in rw promotion: a copy's apply checks its own.
+	l.conflicts = !s.Keep && !all
 	res, err := fstree.Walk(s.Upper, fstree.Options{Sorted: true}, l.visit)
 	if err != nil {
 		return nil, fmt.Errorf("reading the staged changes in %s: %w", s.Upper, err)
@@ -128,13 +157,7 @@ func (s *Stage) list(all bool) ([]StagedChange, error) {
 	if err := l.expandDeletions(); err != nil {
 		return nil, err
 	}
-	sort.Slice(l.out, func(i, j int) bool { return l.out[i].Path < l.out[j].Path })
-	for i := range l.out {
-		l.decide(&l.out[i])
-		if c := l.out[i]; c.Held != "" && c.Type == TypeDir && c.Change != "deleted" {
-			l.heldDirs[c.Path] = true
-		}
-	}
+	l.decideAll()
 	return l.out, nil
 }
 
@@ -144,16 +167,23 @@ type lister struct {
 	all     bool // list kept entries too
 	out     []StagedChange
 	gitView *gitView // git's discovery rules on the view (gitdiscover.go)
-	// heldDirs are the directories held so far (sorted order: parents
-	// are decided before their entries).
+	// heldDirs are the paths held so far, of any type and for any reason
+	// (sorted order: parents are decided before their entries); nothing
+	// below one is promoted.
 	heldDirs map[string]bool
 	err      error
+
+	low, up   *fstree.Root   // the workspace and the staging layer: no link followed
+	index     map[string]int // Path -> its index in out (decideAll)
+	conflicts bool           // decide conflicts with the workspace (rw promotion)
 }
 
 func (l *lister) visit(e *fstree.Entry) bool {
-	low, lerr := fstree.Lstat(unix.AT_FDCWD, filepath.Join(l.s.Lower, filepath.FromSlash(e.Rel)))
+	// Through descriptors: a link in the workspace above e.Rel is not
+	// followed (the merged view has nothing below a non-directory).
+	low, lerr := l.low.Stat(e.Rel)
 	inLower := lerr == nil
-	if lerr != nil && !errors.Is(lerr, unix.ENOENT) && !errors.Is(lerr, unix.ENOTDIR) {
+	if lerr != nil && !errors.Is(lerr, unix.ENOENT) && !errors.Is(lerr, unix.ENOTDIR) && !errors.Is(lerr, fstree.ErrLinkInPath) {
 		l.err = fmt.Errorf("reading the workspace at %s: %w", e.Rel, lerr)
 		return false
 	}
@@ -170,6 +200,18 @@ func (l *lister) visit(e *fstree.Entry) bool {
 		return true // decided and kept already, untouched since
 	}
 	c := StagedChange{Path: e.Rel, Type: typeOf(e.Stamp), upper: e.Stamp, Bytes: e.Size}
+	if e.IsSymlink() {
+		t, err := fstree.ReadlinkAt(e.Dirfd, e.Name)
+		if err != nil {
+			l.err = fmt.Errorf("reading the staged link %s: %w", e.Rel, err)
+			return false
+		}
+		c.target = t
+	}
+	if e.IsRegular() && foldName(e.Name) == foldName("HEAD") {
+		c.headValid[0], _ = readHeadAt(e.Dirfd, e.Name, false)
+		c.headValid[1], _ = readHeadAt(e.Dirfd, e.Name, true)
+	}
 	switch {
 	case e.Whiteout():
 		if !inLower {
@@ -194,7 +236,7 @@ func (l *lister) visit(e *fstree.Entry) bool {
 		switch {
 		case !inLower:
 			c.Change = "added"
-		case l.s.sameAsLower(e, low):
+		case l.sameAsLower(e, low, c.target):
 			if low.Mode == e.Mode {
 				return true
 			}
@@ -222,10 +264,17 @@ func (l *lister) expandDeletions() error {
 		if !c.gone {
 			continue
 		}
-		res, err := fstree.Walk(filepath.Join(l.s.Lower, filepath.FromSlash(c.Path)), fstree.Options{}, func(e *fstree.Entry) bool {
+		fd, err := l.low.ReadDirFd(c.Path)
+		if err != nil {
+			if errors.Is(err, unix.ENOTDIR) || errors.Is(err, fstree.ErrLinkInPath) {
+				continue
+			}
+			return fmt.Errorf("reading the workspace below %s: %w", c.Path, err)
+		}
+		res, err := fstree.WalkFd(fd, fstree.Options{}, func(e *fstree.Entry) bool {
 			rel := c.Path + "/" + e.Rel
 			if c.opq {
-				if st, err := fstree.Lstat(unix.AT_FDCWD, filepath.Join(l.s.Upper, filepath.FromSlash(rel))); err == nil && !st.Whiteout() {
+				if st, err := l.up.Stat(rel); err == nil && !st.Whiteout() {
 					return true // listed (or unchanged) by the upper walk
 				}
 			}
@@ -235,7 +284,8 @@ func (l *lister) expandDeletions() error {
 			}
 			return true
 		})
-		if err != nil && !errors.Is(err, fstree.ErrNotDir) {
+		unix.Close(fd)
+		if err != nil {
 			return fmt.Errorf("reading the workspace below %s: %w", c.Path, err)
 		}
 		if res.Incomplete != "" {
@@ -245,48 +295,23 @@ func (l *lister) expandDeletions() error {
 	return nil
 }
 
-// sameAsLower reports whether the upper regular file or symlink e holds
-// the lower one's content (copied up for a chmod or touch).
-func (s *Stage) sameAsLower(e *fstree.Entry, low fstree.Stamp) bool {
+// sameAsLower reports whether the upper regular file or symlink e (with
+// target, read once) holds the lower one's content (copied up for a chmod
+// or touch). Both sides are read through descriptors, never a link.
+func (l *lister) sameAsLower(e *fstree.Entry, low fstree.Stamp, target string) bool {
 	if low.Type() != e.Type() || low.Size != e.Size {
 		return false
 	}
-	up := filepath.Join(s.Upper, filepath.FromSlash(e.Rel))
-	lo := filepath.Join(s.Lower, filepath.FromSlash(e.Rel))
 	if e.IsSymlink() {
-		a, err1 := os.Readlink(up)
-		b, err2 := os.Readlink(lo)
-		return err1 == nil && err2 == nil && a == b
+		b, err := l.low.Readlink(e.Rel)
+		return err == nil && target == b
 	}
 	if !e.IsRegular() {
 		return false
 	}
-	a, _, err1 := hashFile(up)
-	b, _, err2 := hashFile(lo)
+	a, _, err1 := hashIn(l.up, e.Rel)
+	b, _, err2 := hashIn(l.low, e.Rel)
 	return err1 == nil && err2 == nil && a == b
-}
-
-// decide fills c.Held: a held parent, the host hazards, then the policy.
-func (l *lister) decide(c *StagedChange) {
-	for d := path.Dir(c.Path); d != "."; d = path.Dir(d) {
-		if l.heldDirs[d] {
-			c.Held, c.Why = HazardParent, d+" is held"
-			return
-		}
-	}
-	explicit := false
-	if l.s.Decide != nil {
-		denied, rule, exp := l.s.Decide(c.Path)
-		if denied {
-			c.Held, c.Why = rule, "files.write denies it"
-			return
-		}
-		explicit = exp
-	}
-	rule, why := l.hazard(c)
-	if rule != "" && !(explicit && rule != HazardSpecial && rule != HazardParent) {
-		c.Held, c.Why = rule, why
-	}
 }
 
 // hazard is the host hazard of a change ("" when none).
@@ -295,13 +320,14 @@ func (l *lister) hazard(c *StagedChange) (string, string) {
 		return rule, why
 	}
 	if c.Change != "deleted" {
-		up := filepath.Join(l.s.Upper, filepath.FromSlash(c.Path))
 		switch c.Type {
 		case TypeSpecial:
 			return HazardSpecial, "a FIFO, socket or device node"
 		case TypeSymlink:
-			if t, err := os.Readlink(up); err != nil || symlinkOutside(c.Path, t) {
-				return HazardSymlink, symlinkWhy(t)
+			// By its text here; where it resolves, once everything else
+			// is decided (decideAll).
+			if _, _, ok := linkText(c.target, strings.Count(c.Path, "/")); !ok || symlinkOutside(c.Path, c.target) {
+				return HazardSymlink, symlinkWhy(c.target)
 			}
 		}
 	}

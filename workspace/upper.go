@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/internal/fstree"
 	"golang.org/x/sys/unix"
 )
 
@@ -19,14 +20,14 @@ import (
 // symlink changes. Entries copied up without a change that matters (only
 // their times) are not listed. Its cost follows the size of upper (the
 // changes), plus the lower subtrees that were deleted. Both trees are read
-// through an os.Root: no symlink leads out of them.
+// through descriptors that never follow a link.
 func ScanUpper(upper, lower string) ([]audit.FileChange, error) {
-	up, err := os.OpenRoot(upper)
+	up, err := fstree.OpenRoot(upper)
 	if err != nil {
 		return nil, fmt.Errorf("reading the change set %s: %w", upper, err)
 	}
 	defer up.Close()
-	low, err := os.OpenRoot(lower)
+	low, err := fstree.OpenRoot(lower)
 	if err != nil {
 		return nil, fmt.Errorf("reading the workspace %s: %w", lower, err)
 	}
@@ -57,7 +58,7 @@ func ScanUpper(upper, lower string) ([]audit.FileChange, error) {
 }
 
 type upperScan struct {
-	up, low  *os.Root
+	up, low  *fstree.Root
 	upperDir string
 	seen     map[string]bool
 	out      []audit.FileChange
@@ -75,7 +76,7 @@ func (s *upperScan) add(c audit.FileChange) {
 func (s *upperScan) entry(rel string, fi fs.FileInfo) error {
 	lfi, lerr := s.low.Lstat(rel)
 	inLower := lerr == nil
-	if lerr != nil && !errors.Is(lerr, fs.ErrNotExist) && !errors.Is(lerr, syscall.ENOTDIR) {
+	if lerr != nil && !errors.Is(lerr, fs.ErrNotExist) && !errors.Is(lerr, syscall.ENOTDIR) && !errors.Is(lerr, fstree.ErrLinkInPath) {
 		return fmt.Errorf("reading the workspace: %w", lerr)
 	}
 	switch {
@@ -150,42 +151,43 @@ func (s *upperScan) deleteLower(rel string, lfi fs.FileInfo) error {
 		s.add(audit.FileChange{Path: rel, Bytes: lfi.Size(), Change: audit.ChangeDeleted})
 		return nil
 	}
-	return fs.WalkDir(s.low.FS(), rel, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("reading the workspace: %w", err)
-		}
-		if d.IsDir() {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return fmt.Errorf("reading the workspace: %w", err)
-		}
-		s.add(audit.FileChange{Path: p, Bytes: fi.Size(), Change: audit.ChangeDeleted})
-		return nil
+	return s.walkLower(rel, func(p string, e *fstree.Entry) {
+		s.add(audit.FileChange{Path: p, Bytes: e.Size, Change: audit.ChangeDeleted})
 	})
+}
+
+// walkLower calls fn for every non-directory below the workspace
+// directory rel (through descriptors, no link followed).
+func (s *upperScan) walkLower(rel string, fn func(p string, e *fstree.Entry)) error {
+	fd, err := s.low.ReadDirFd(rel)
+	if err != nil {
+		return fmt.Errorf("reading the workspace: %w", err)
+	}
+	defer unix.Close(fd)
+	res, err := fstree.WalkFd(fd, fstree.Options{Sorted: true}, func(e *fstree.Entry) bool {
+		if !e.IsDir() {
+			fn(rel+"/"+e.Rel, e)
+		}
+		return true
+	})
+	if err == nil && res.Incomplete != "" {
+		err = errors.New(res.Incomplete)
+	}
+	if err != nil {
+		return fmt.Errorf("reading the workspace below %s: %w", rel, err)
+	}
+	return nil
 }
 
 // deleteHidden lists the lower entries below the opaque directory rel that
 // upper does not hold again as deleted.
 func (s *upperScan) deleteHidden(rel string) error {
-	return fs.WalkDir(s.low.FS(), rel, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("reading the workspace: %w", err)
-		}
-		if d.IsDir() {
-			return nil
-		}
+	return s.walkLower(rel, func(p string, e *fstree.Entry) {
 		ufi, uerr := s.up.Lstat(p)
 		if uerr == nil && !ufi.IsDir() && !isWhiteout(ufi) {
-			return nil // listed by the upper walk
+			return // listed by the upper walk
 		}
-		fi, err := d.Info()
-		if err != nil {
-			return fmt.Errorf("reading the workspace: %w", err)
-		}
-		s.add(audit.FileChange{Path: p, Bytes: fi.Size(), Change: audit.ChangeDeleted})
-		return nil
+		s.add(audit.FileChange{Path: p, Bytes: e.Size, Change: audit.ChangeDeleted})
 	})
 }
 
@@ -212,7 +214,7 @@ func isWhiteout(fi fs.FileInfo) bool {
 }
 
 // sameContent compares the regular file rel in both roots byte for byte.
-func sameContent(a, b *os.Root, rel string) bool {
+func sameContent(a, b *fstree.Root, rel string) bool {
 	ha, _, err := hashIn(a, rel)
 	if err != nil {
 		return false
@@ -222,7 +224,7 @@ func sameContent(a, b *os.Root, rel string) bool {
 }
 
 // hashIn hashes the regular file rel below root.
-func hashIn(root *os.Root, rel string) (string, int64, error) {
+func hashIn(root *fstree.Root, rel string) (string, int64, error) {
 	f, err := root.OpenFile(path.Clean(rel), os.O_RDONLY|OpenNoFollow, 0)
 	if err != nil {
 		return "", 0, err

@@ -91,7 +91,11 @@ func writeFork(c *cli.Context, cp *workspace.Copy, st *workspace.Stage, call, ds
 		return 0, exitWith(exitFailed, fmt.Errorf("audit log: %w", err))
 	}
 	if ferr != nil {
-		_ = workspace.RemoveTree(dst)
+		// Fork removes only what it wrote itself (never dst, which may
+		// be the user's).
+		if errors.Is(ferr, workspace.ErrForkExists) {
+			return 0, exitWith(exitUsage, ferr)
+		}
 		return 0, exitWith(exitFailed, ferr)
 	}
 	return seq, nil

@@ -1,0 +1,184 @@
+package workspace
+
+import (
+	"errors"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/agentbox/agentbox/internal/fstree"
+	"golang.org/x/sys/unix"
+)
+
+// decideAll decides every listed change, in an order no later decision
+// can undo: parents before their entries, every reason a change is held
+// (policy, hazard, conflict) decided at once so that a held path holds
+// everything below it, then each symlink judged by where it resolves in
+// the view the host will have (held changes leave the workspace's entry
+// there), again until nothing more is held.
+func (l *lister) decideAll() {
+	sort.Slice(l.out, func(i, j int) bool { return l.out[i].Path < l.out[j].Path })
+	for i := range l.out {
+		l.index[l.out[i].Path] = i
+	}
+	for i := range l.out {
+		c := &l.out[i]
+		l.decide(c)
+		if c.Held == "" && l.conflicts {
+			c.Held, c.Why = l.conflict(c)
+		}
+		if c.Held != "" {
+			l.heldDirs[c.Path] = true
+		}
+	}
+	for more := true; more; {
+		more = false
+		for i := range l.out {
+			c := &l.out[i]
+			if c.Held != "" || c.Type != TypeSymlink || c.Change == "deleted" {
+				continue
+			}
+			why := l.linkHazard(c.Path, c.target)
+			if why == "" || l.explicit(c.Path) {
+				continue
+			}
+			c.Held, c.Why = HazardSymlink, why
+			l.heldDirs[c.Path] = true
+			more = true
+		}
+		if more {
+			// A held link may have replaced a directory whose entries
+			// were listed as deleted: they are held with it.
+			for i := range l.out {
+				if c := &l.out[i]; c.Held == "" {
+					if d := l.heldAbove(c.Path); d != "" {
+						c.Held, c.Why = HazardParent, d+" is held"
+					}
+				}
+			}
+		}
+	}
+}
+
+// heldAbove is the nearest held path above rel ("" when none).
+func (l *lister) heldAbove(rel string) string {
+	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+		if l.heldDirs[d] {
+			return d
+		}
+	}
+	return ""
+}
+
+// explicit reports a files.write.allow rule naming rel itself.
+func (l *lister) explicit(rel string) bool {
+	if l.s.Decide == nil {
+		return false
+	}
+	denied, _, exp := l.s.Decide(rel)
+	return exp && !denied
+}
+
+// decide fills c.Held: a held parent, the policy, then the host hazards.
+func (l *lister) decide(c *StagedChange) {
+	if d := l.heldAbove(c.Path); d != "" {
+		c.Held, c.Why = HazardParent, d+" is held"
+		return
+	}
+	if rule, why := l.ownGitType(c); rule != "" {
+		c.Held, c.Why = rule, why // whatever the policy says
+		return
+	}
+	explicit := false
+	if l.s.Decide != nil {
+		denied, rule, exp := l.s.Decide(c.Path)
+		if denied {
+			c.Held, c.Why = rule, "files.write denies it"
+			return
+		}
+		explicit = exp
+	}
+	rule, why := l.hazard(c)
+	if rule != "" && !(explicit && rule != HazardSpecial && rule != HazardParent) {
+		c.Held, c.Why = rule, why
+	}
+}
+
+// ownGitType holds a symlink, FIFO, socket or device anywhere in the
+// workspace's own .git directory: git makes none there, and a link there
+// (.git/logs/HEAD, a ref, the index) would make the host's git write
+// wherever it points.
+func (l *lister) ownGitType(c *StagedChange) (string, string) {
+	if !l.ownGit || c.Change == "deleted" || c.Type == TypeFile || c.Type == TypeDir || !strings.HasPrefix(c.Path, ".git/") {
+		return "", ""
+	}
+	if c.Type == TypeSymlink {
+		return HazardGitOwn, "a symlink in the workspace's .git directory (the host's git would write through it) is never promoted; git makes none there"
+	}
+	return HazardGitOwn, "a FIFO, socket or device in the workspace's .git directory is never promoted"
+}
+
+// conflict says whether the workspace entry at c.Path changed since the
+// sandbox saw it: since staging began, or since agentbox promoted it.
+// The entry is read through descriptors: a link on the way is not
+// followed (the change then meets it when written, and is held).
+func (l *lister) conflict(c *StagedChange) (string, string) {
+	cur, err := l.low.Stat(c.Path)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, fstree.ErrLinkInPath) {
+			return "", ""
+		}
+		return HazardNotStaged, "the workspace entry could not be read: " + err.Error()
+	}
+	if pr, ok := l.s.st.Promoted[c.Path]; ok {
+		if fstree.Changed(pr.Lower, cur) {
+			return HazardConflict, "changed in the workspace since agentbox promoted it"
+		}
+		return "", ""
+	}
+	if cur.CTime >= l.s.st.Since && !cur.IsDir() {
+		return HazardConflict, "changed in the workspace since the session started"
+	}
+	return "", ""
+}
+
+// contentHazard re-decides, on the copy about to be renamed into place
+// (tmp, in the workspace, written by agentbox only), what the listing
+// decided by a file's content: a gitdir: link, and whether a file named
+// HEAD reads as one git accepts (which makes its directory a repository).
+// A sandbox that rewrites a file between the decision and the copy gets
+// the copy held.
+func (p *promoter) contentHazard(c *StagedChange, tmp string) (string, string) {
+	gd, err := gitdirFile(p.s.Lower, tmp)
+	if err != nil {
+		return HazardNotStaged, "the promoted copy could not be read back: " + err.Error()
+	}
+	if gd {
+		return HazardGitRepo, "a gitdir: link to a git repository"
+	}
+	if foldName(path.Base(c.Path)) == foldName("HEAD") {
+		for _, strict := range []bool{false, true} {
+			ok, err := readHead(p.s.Lower, tmp, strict)
+			if err != nil || ok != c.headValid[boolIndex(strict)] {
+				return HazardGitRepo, "a HEAD whose content changed between the decision and the copy"
+			}
+		}
+	}
+	return "", ""
+}
+
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// explicit reports a files.write.allow rule naming rel itself.
+func (p *promoter) explicit(rel string) bool {
+	if p.s.Decide == nil {
+		return false
+	}
+	denied, _, exp := p.s.Decide(rel)
+	return exp && !denied
+}
