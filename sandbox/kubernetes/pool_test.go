@@ -234,3 +234,27 @@ func TestPoolClaimOnFakeCluster(t *testing.T) {
 		t.Fatalf("third claim: %v %q %v", got3, why, err)
 	}
 }
+
+// A cluster that refuses the pool's pods (a quota) leaves the pool empty,
+// and the cold start says why in one line.
+func TestPoolRefusedFallsBackCold(t *testing.T) {
+	cs := fake.NewClientset()
+	cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "agentbox-x", errors.New("exceeded quota: pods, requested: pods=1, used: pods=4, limited: pods=4"))
+	})
+	rt := New(cs, nil, Options{Pool: 2})
+	defer rt.Close(context.Background())
+	cfg := testConfig(t)
+	p := rt.pools.get(genericPod(cfg, 1234, 1234), true)
+	deadline := time.Now().Add(time.Minute)
+	for p.refusal() == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("the refill never reported the refusal")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	got, why, err := p.claim(context.Background(), &session{rt: rt, id: sandbox.NewID(), cfg: cfg})
+	if err != nil || got != nil || !strings.HasPrefix(why, "pool empty (") || !strings.Contains(why, "exceeded quota") || strings.Contains(why, "\n") {
+		t.Fatalf("claim: %v %q %v", got, why, err)
+	}
+}
