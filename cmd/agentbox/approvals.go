@@ -145,6 +145,8 @@ func approvalsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "approvals",
 		Usage: `list or remove the commands answered "always" at the approval prompt, per workspace`,
+		Description: approvalScopes + ". Only the \"always\" answers (scope workspace) are saved; " +
+			"the session ones end with their session, once answers with their call.",
 		Subcommands: []*cli.Command{
 			{
 				Name:   "list",

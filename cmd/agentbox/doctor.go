@@ -67,7 +67,7 @@ func doctorDocker(c *cli.Context) error {
 		fmt.Fprintf(w, "note  %-14s %s\n", "copies", copies)
 		fmt.Fprintf(w, "note  %-14s copy mode and batch: %s\n", "disk bound", disk)
 	}
-	fmt.Fprintf(w, "note  %-14s rw mode cannot bound what the agent writes: it writes the workspace's own filesystem; on shared servers use --workspace-mode copy\n", "disk bound")
+	fmt.Fprintf(w, "note  %-14s rw mode: bounded the same way only when the policy sets sandbox.limits.disk (the staging layer then sits on the image; the default bounds copy mode and batch only); unbounded, an rw session can fill the disk the state directory is on\n", "disk bound")
 	if bad == 0 {
 		ws, _ := os.MkdirTemp("", "agentbox-doctor-")
 		defer os.RemoveAll(ws)

@@ -310,6 +310,10 @@ func TestDoctorAndVersion(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "all good") {
 		t.Fatalf("doctor: %d %q %q", r.code, r.stdout, r.stderr)
 	}
+	// README: rw is disk-bounded when the policy sets sandbox.limits.disk.
+	if !strings.Contains(r.stdout, "rw mode: bounded the same way only when the policy sets sandbox.limits.disk") || strings.Contains(r.stdout, "cannot bound") {
+		t.Errorf("doctor's rw disk note disagrees with README:\n%s", r.stdout)
+	}
 	r = agentbox(t, []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, "doctor")
 	if r.code != 125 || !strings.Contains(r.stdout, "FAIL") || !strings.Contains(r.stdout, "DOCKER_HOST") {
 		t.Fatalf("doctor without engine: %d %q", r.code, r.stdout)

@@ -109,7 +109,7 @@ func learnFlag() cli.Flag {
 }
 
 func approveFlag() cli.Flag {
-	return &cli.StringFlag{Name: "approve", Usage: "who answers the policy's ask: prompt (a terminal), deny, allow (default: prompt on a terminal, else deny)"}
+	return &cli.StringFlag{Name: "approve", Usage: "who answers the policy's ask: prompt (a terminal), deny, allow (default: prompt on a terminal, else deny). " + approvalScopes}
 }
 
 // approver picks the approver for ask decisions.
@@ -128,3 +128,10 @@ func approver(c *cli.Context) (agent.Approver, error) {
 	}
 	return nil, usageError{fmt.Errorf("--approve %q: want prompt, deny or allow", c.String("approve"))}
 }
+
+// approvalScopes names the answers of the approval prompt and how long
+// each holds, for --help (run, exec, approvals).
+const approvalScopes = "At the prompt each answer has a scope: y/n/r once (this call; r tells the model why), " +
+	"s this session (the command prefix or policy rule shown, until the session ends), " +
+	"a always in this workspace (the prefix is saved: agentbox approvals list/remove), " +
+	"d deny for this session (every later call under the rule)"
