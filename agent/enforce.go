@@ -136,7 +136,7 @@ func programs(ps []sandbox.ProgramCount) []audit.Program {
 	}
 	out := make([]audit.Program, len(ps))
 	for i, p := range ps {
-		out[i] = audit.Program{Name: p.Name, Count: p.Count}
+		out[i] = audit.Program{Name: p.Name, Program: p.Program, Toolchain: p.Toolchain, Unknown: p.Unknown, Count: p.Count}
 	}
 	return out
 }

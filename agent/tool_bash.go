@@ -103,8 +103,10 @@ func runBash(ctx context.Context, t *Tools, cmd string, asked time.Duration) (ru
 	req := sandbox.ExecRequest{Command: cmd, Timeout: timeout}
 	if t.Policy != nil {
 		// What the script should run: a program that runs and is not
-		// among them is an unexpected_exec alarm (parsed vs executed).
-		req.Expect = t.Policy.Decide(policy.Action{Kind: policy.Command, Command: cmd}).Programs()
+		// among them is an unexpected_exec alarm (parsed vs executed);
+		// with them, what the package scripts it runs name.
+		d := t.Policy.Decide(policy.Action{Kind: policy.Command, Command: cmd})
+		req.Expect = append(d.Programs(), t.scriptPrograms(ctx, d)...)
 	}
 	var streams []*redactStream
 	for _, p := range []struct {

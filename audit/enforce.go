@@ -15,10 +15,17 @@ const (
 // DecidedByExecutor marks a decision taken inside the sandbox at exec time.
 const DecidedByExecutor = "executor"
 
-// Program is one program that ran during a call and how often.
+// Program is one program that ran during a call and how often: the name
+// it ran under, and what the exec-time identity says it is (Program: the
+// image's program its content is, python3.11 for a copy run as ./lister;
+// Toolchain: the toolchain whose command it ran as part of; Unknown: not
+// one of the image's executables).
 type Program struct {
-	Name  string `json:"name"`
-	Count int    `json:"count"`
+	Name      string `json:"name"`
+	Program   string `json:"program,omitempty"`
+	Toolchain string `json:"toolchain,omitempty"`
+	Unknown   bool   `json:"unknown,omitempty"`
+	Count     int    `json:"count"`
 }
 
 // maxArgv bounds the argv words recorded for one exec; the rest is counted.
@@ -54,6 +61,17 @@ func appendExecInfo(b []byte, r *Record) ([]byte, error) {
 			}
 			b = append(b, `{"name":`...)
 			b = appendString(b, p.Name)
+			if p.Program != "" {
+				b = append(b, `,"program":`...)
+				b = appendString(b, p.Program)
+			}
+			if p.Toolchain != "" {
+				b = append(b, `,"toolchain":`...)
+				b = appendString(b, p.Toolchain)
+			}
+			if p.Unknown {
+				b = append(b, `,"unknown":true`...)
+			}
 			b = append(b, `,"count":`...)
 			b = strconv.AppendInt(b, int64(p.Count), 10)
 			b = append(b, '}')
@@ -88,7 +106,7 @@ func (z sanitizer) execInfo(c *Record) {
 	if len(c.Programs) > 0 {
 		progs := make([]Program, len(c.Programs))
 		for i, p := range c.Programs {
-			progs[i] = Program{Name: z.text(p.Name), Count: p.Count}
+			progs[i] = Program{Name: z.text(p.Name), Program: z.text(p.Program), Toolchain: z.text(p.Toolchain), Unknown: p.Unknown, Count: p.Count}
 		}
 		c.Programs = progs
 	}

@@ -92,19 +92,26 @@ func (p *Policy) DecideProgram(exe string, argv []string, names []string, unknow
 }
 
 // Programs are the program names a decided script should run: the
-// basename of the command word of every part. The executor reports a
-// program that runs and is not among them as an unexpected_exec alarm.
+// basename of the command word of every part, and the helpers such a
+// program is known to run of itself (pip's uname; see toolchain.go). The
+// executor reports a program that runs and is not among them as an
+// unexpected_exec alarm.
 func (d Decision) Programs() []string {
 	seen := map[string]bool{}
 	out := []string{}
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
 	for _, p := range d.Parts {
 		if len(p.Argv) == 0 || p.Argv[0] == "" {
 			continue
 		}
-		n := path.Base(p.Argv[0])
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
+		add(path.Base(p.Argv[0]))
+		for _, h := range helpersOf(p.Argv) {
+			add(h)
 		}
 	}
 	return out

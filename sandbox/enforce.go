@@ -47,10 +47,16 @@ type ExecAsk struct {
 	Reason string   `json:"reason,omitempty"`
 }
 
-// ProgramCount is one program that ran during a call and how often.
+// ProgramCount is one program that ran during a call and how often: the
+// name it ran under, what the image's manifest knows it as (Program; ""
+// without a manifest), the toolchain whose command it ran as part of, and
+// whether its file is not one of the image's executables.
 type ProgramCount struct {
-	Name  string `json:"name"`
-	Count int    `json:"count"`
+	Name      string `json:"name"`
+	Program   string `json:"program,omitempty"`
+	Toolchain string `json:"toolchain,omitempty"`
+	Unknown   bool   `json:"unknown,omitempty"`
+	Count     int    `json:"count"`
 }
 
 // DeniedExec is a program stopped at its exec, before its first

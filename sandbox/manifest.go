@@ -18,9 +18,16 @@ import (
 // gets it in every hello after that.
 type Manifest struct {
 	// Image is the id of the image it was made from ("" when unknown).
-	Image    string            `json:"image,omitempty"`
+	Image string `json:"image,omitempty"`
+	// Version is the manifest format (ManifestVersion); a cached manifest
+	// of another version is made again.
+	Version  int               `json:"version,omitempty"`
 	Programs []ManifestProgram `json:"programs"`
 }
+
+// ManifestVersion is the manifest format executors make: 2 groups the
+// files of a toolchain (Toolchain, Driver).
+const ManifestVersion = 2
 
 // ManifestProgram is one executable file of an image. Its content is
 // compared by sha256 with a file the session executes that has the same
@@ -34,6 +41,13 @@ type ManifestProgram struct {
 	// that resolves to it (/usr/bin/python3 → python3.11): each basename
 	// is a name the program is known by.
 	Paths []string `json:"paths"`
+	// Toolchain names the toolchain the file belongs to ("go": the go
+	// command and its GOROOT/pkg/tool; "gcc": the compiler drivers, their
+	// GCC-internal programs and the assembler and linker), "" for none.
+	// What a toolchain's Driver runs of its own files is judged as part of
+	// the command that ran the driver.
+	Toolchain string `json:"toolchain,omitempty"`
+	Driver    bool   `json:"driver,omitempty"`
 }
 
 // ManifestDir is where manifests are cached: $AGENTBOX_MANIFEST_DIR (a
@@ -79,8 +93,8 @@ func LoadManifest(dir, image string) (*Manifest, error) {
 		return nil, fmt.Errorf("reading the image manifest %s: %w", name, err)
 	}
 	var m Manifest
-	if err := json.Unmarshal(b, &m); err != nil || m.Image != image {
-		// A damaged cache is made again, never trusted.
+	if err := json.Unmarshal(b, &m); err != nil || m.Image != image || m.Version != ManifestVersion {
+		// A damaged or older cache is made again, never trusted.
 		return nil, nil
 	}
 	return &m, nil

@@ -26,9 +26,16 @@ var _ executor.Judge = policyJudge{}
 
 // JudgeExec decides a program as executed: argv, the executable when
 // argv[0] does not name it, the names its content has in the image, and
-// whether it is one of the image's executables; the strictest wins.
+// whether it is one of the image's executables; the strictest wins. A
+// program run as part of a toolchain's command is denied only by what
+// denies it by name (or by unknown_binaries).
 func (j policyJudge) JudgeExec(x executor.Exec) executor.Decision {
-	d := j.p.DecideProgram(x.Exe, x.Argv, x.Names, x.Unknown)
+	var d policy.Decision
+	if x.Toolchain != "" {
+		d = j.p.DecideToolchainProgram(x.Toolchain, x.Exe, x.Argv, x.Names, x.Unknown)
+	} else {
+		d = j.p.DecideProgram(x.Exe, x.Argv, x.Names, x.Unknown)
+	}
 	reason := d.Reason
 	if d.Why != "" && !strings.Contains(reason, d.Why) {
 		reason += " (" + d.Why + ")"

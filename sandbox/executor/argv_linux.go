@@ -8,6 +8,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/agentbox/agentbox/sandbox/wire"
 )
 
 // maxArgv bounds the argv read at an exec stop; a longer one is refused
@@ -93,26 +95,33 @@ func envPath(proc string) string {
 	return "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 }
 
-// programs counts the programs that ran in a call, by name, up to a cap.
+// programs counts the programs that ran in a call, by the name each ran
+// under and what the image's manifest knows it as, up to a cap.
 type programs struct {
-	names   []string
-	count   map[string]int
+	list    []wire.Program
+	index   map[wire.Program]int // the program without its count → its place in list
 	dropped int
 }
 
 const maxPrograms = 128
 
-func (p *programs) add(argv0 string) {
-	name := path.Base(argv0)
-	if p.count == nil {
-		p.count = map[string]int{}
+// add counts one program: argv0 the name it ran under, program what the
+// image knows it as ("" when the manifest does not), toolchain the
+// toolchain it ran as part of, unknown when its file is not the image's.
+func (p *programs) add(argv0, program, toolchain string, unknown bool) {
+	k := wire.Program{Name: path.Base(argv0), Program: program, Toolchain: toolchain, Unknown: unknown}
+	if p.index == nil {
+		p.index = map[wire.Program]int{}
 	}
-	if _, ok := p.count[name]; !ok {
-		if len(p.names) >= maxPrograms {
+	i, ok := p.index[k]
+	if !ok {
+		if len(p.list) >= maxPrograms {
 			p.dropped++
 			return
 		}
-		p.names = append(p.names, name)
+		i = len(p.list)
+		p.index[k] = i
+		p.list = append(p.list, k)
 	}
-	p.count[name]++
+	p.list[i].Count++
 }

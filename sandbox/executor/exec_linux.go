@@ -161,9 +161,7 @@ func waitCode(ws syscall.WaitStatus) int {
 
 // report puts what the tracer saw into the response.
 func (c *traceCall) report(resp *wire.Response) {
-	for _, n := range c.progs.names {
-		resp.Programs = append(resp.Programs, wire.Program{Name: n, Count: c.progs.count[n]})
-	}
+	resp.Programs = c.progs.list
 	resp.Dropped = c.progs.dropped
 	for _, st := range c.stopped {
 		resp.Execs = append(resp.Execs, wire.ExecStop{Argv: st.argv, Exe: st.exe, PID: st.pid,

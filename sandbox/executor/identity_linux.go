@@ -34,6 +34,10 @@ type identities struct {
 type identity struct {
 	names []string // the names its content has in the image
 	known bool     // it is one of the image's executables
+	// toolchain and driver: the toolchain the image's file belongs to
+	// (sandbox.ManifestProgram.Toolchain) and whether it is its driver.
+	toolchain string
+	driver    bool
 }
 
 // fileKey identifies a file's content on a read-only filesystem.
@@ -98,11 +102,14 @@ func (ids *identities) identify(pid int, exe string) identity {
 	}
 	var id identity
 	if e := ids.byPath[exe]; e != nil && readOnly && e.Size == st.Size {
-		id = identity{names: programNames(e), known: true}
+		id = identity{names: programNames(e), known: true, toolchain: e.Toolchain, driver: e.Driver}
 	} else if cands := ids.bySize[st.Size]; len(cands) > 0 && st.Size <= maxHashedSize {
 		if sum, err := hashFile(proc); err == nil {
 			for _, e := range cands {
 				if ids.sum(e) == sum {
+					if !id.known {
+						id.toolchain, id.driver = e.Toolchain, e.Driver
+					}
 					id.known = true
 					id.names = appendNew(id.names, programNames(e)...)
 				}

@@ -43,6 +43,14 @@ type Exec struct {
 	// (built, downloaded or copied in the session): the policy's
 	// commands.unknown_binaries applies too. Never set without a manifest.
 	Unknown bool
+	// Toolchain is set when the program runs as part of a toolchain's
+	// command (the go command running its compile or vet, or the test
+	// binary go test built; gcc running cc1 or ld): it is part of the
+	// command that ran the toolchain's driver, which was judged at its
+	// own exec stop, so only what denies it by name counts (and
+	// commands.unknown_binaries when Unknown). Set from the image's
+	// manifest only.
+	Toolchain string
 }
 
 // Judge decides one program as it is executed: the most restrictive of
@@ -58,8 +66,17 @@ type Judge interface {
 // the most restrictive answer wins (Unknown is not weighed).
 type JudgeFunc func(argv []string) Decision
 
-// JudgeExec calls f for each name of the program.
+// JudgeExec calls f for each name of the program; for a program that runs
+// as part of a toolchain's command, only a denial counts.
 func (f JudgeFunc) JudgeExec(x Exec) Decision {
+	d := f.judgeNames(x)
+	if x.Toolchain != "" && d.Verdict != Deny {
+		return Decision{Verdict: Allow, Rule: "toolchain " + x.Toolchain, Reason: "part of the " + x.Toolchain + " command the agent ran"}
+	}
+	return d
+}
+
+func (f JudgeFunc) judgeNames(x Exec) Decision {
 	argv := x.Argv
 	if x.Exe != "" {
 		argv = append([]string{x.Exe}, argv[min(1, len(argv)):]...)
@@ -94,7 +111,7 @@ func newCachedJudge(j Judge) *cachedJudge {
 }
 
 func (c *cachedJudge) JudgeExec(x Exec) Decision {
-	key := x.Exe + "\x00\x00" + strings.Join(x.Names, "\x00") + "\x00\x00" + strings.Join(x.Argv, "\x00")
+	key := x.Toolchain + "\x00\x00" + x.Exe + "\x00\x00" + strings.Join(x.Names, "\x00") + "\x00\x00" + strings.Join(x.Argv, "\x00")
 	if x.Unknown {
 		key = "?" + key
 	}

@@ -27,7 +27,8 @@ const (
 // buildManifest lists the executables of the image mounted at root: every
 // regular file with an execute bit on root's own filesystem (so neither
 // /proc, /sys, /dev, /tmp, the workspace nor the executor's own mount),
-// with its size and the symbolic links that resolve to it. It runs at
+// with its size and the symbolic links that resolve to it, grouped by
+// toolchain (see toolchains.go). It runs at
 // hello, before any command of the session, so the image is as it was
 // built. Contents are hashed later, and only when needed (see
 // identities): reading every executable at a session's start took 3.5 s
@@ -73,10 +74,11 @@ func buildManifest(root string) (*sandbox.Manifest, error) {
 			}
 		}
 	}
-	m := &sandbox.Manifest{Programs: make([]sandbox.ManifestProgram, 0, len(order))}
+	m := &sandbox.Manifest{Version: sandbox.ManifestVersion, Programs: make([]sandbox.ManifestProgram, 0, len(order))}
 	for _, p := range order {
 		m.Programs = append(m.Programs, *byPath[p])
 	}
+	groupToolchains(m)
 	return m, nil
 }
 

@@ -72,6 +72,9 @@ type traceCall struct {
 	// expect are the programs the up-front analysis predicted (nil: no
 	// unexpected_exec check); see observe_linux.go.
 	expect map[string]bool
+	// imgs are the traced processes whose image is a toolchain's file
+	// (see toolchainctx_linux.go).
+	imgs map[int]toolImage
 
 	root       int
 	rootStatus syscall.WaitStatus
@@ -183,6 +186,7 @@ func (c *traceCall) event(pid int, ws syscall.WaitStatus) {
 	switch {
 	case ws.Exited() || ws.Signaled():
 		delete(c.tasks, pid)
+		delete(c.imgs, pid)
 		return
 	case !ws.Stopped():
 		return
@@ -227,6 +231,7 @@ func (c *traceCall) ptraceEvent(pid, cause int) {
 			} else if _, seen := c.tasks[child]; !seen {
 				c.tasks[child] = false
 			}
+			c.forked(pid, child)
 		}
 	case syscall.PTRACE_EVENT_EXEC:
 		if msg, err := syscall.PtraceGetEventMsg(pid); err == nil && int(msg) != pid {
@@ -254,18 +259,19 @@ func (c *traceCall) exec(pid int) bool {
 		other, prog = exe, exe
 	}
 	var id identity
+	var tool string
 	if c.ids != nil {
 		id = c.ids.identify(pid, exe)
+		tool = c.toolchainOfExec(pid, exe, id)
 	}
+	x := ran{pid: pid, argv: argv, exe: exe, prog: prog, id: id, toolchain: tool, unknown: c.ids != nil && !id.known}
 	if c.judge == nil {
-		c.progs.add(prog)
-		c.observe(pid, argv, exe, id)
+		c.allowed(x)
 		return true
 	}
-	d := c.judge.JudgeExec(Exec{Argv: argv, Exe: other, Names: id.names, Unknown: c.ids != nil && !id.known})
+	d := c.judge.JudgeExec(Exec{Argv: argv, Exe: other, Names: id.names, Unknown: x.unknown, Toolchain: tool})
 	if d.Verdict == Allow {
-		c.progs.add(prog) // only programs that run are listed
-		c.observe(pid, argv, exe, id)
+		c.allowed(x) // only programs that run are listed
 		return true
 	}
 	if len(id.names) > 0 && !slices.Contains(id.names, path.Base(argv[0])) {
@@ -278,11 +284,11 @@ func (c *traceCall) exec(pid int) bool {
 		shown = append([]string{exe}, argv[1:]...)
 	}
 	if d.Verdict == Ask && c.ask != nil && c.ask(shown, pid, d) {
-		c.progs.add(prog)
-		c.observe(pid, argv, exe, id)
+		c.allowed(x)
 		return true
 	}
 	c.stopped = append(c.stopped, execStop{argv: shown, exe: exe, pid: pid, verdict: d.Verdict, rule: d.Rule, reason: d.Reason})
+	c.observeDenied(x)
 	return false
 }
 

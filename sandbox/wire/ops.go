@@ -36,7 +36,7 @@ func (c *Client) Exec(ctx context.Context, req sandbox.ExecRequest) (sandbox.Exe
 		ProgramsDropped: resp.Dropped,
 	}
 	for _, p := range resp.Programs {
-		res.Programs = append(res.Programs, sandbox.ProgramCount{Name: p.Name, Count: p.Count})
+		res.Programs = append(res.Programs, sandbox.ProgramCount{Name: p.Name, Program: p.Program, Toolchain: p.Toolchain, Unknown: p.Unknown, Count: p.Count})
 	}
 	for _, e := range resp.Execs {
 		res.DeniedExecs = append(res.DeniedExecs, sandbox.DeniedExec{Argv: e.Argv, Exe: e.Exe, PID: e.PID, Decision: e.Verdict, Rule: e.Rule, Reason: e.Reason})

@@ -17,11 +17,19 @@ type Answer struct {
 	Allow bool   `json:"allow"`
 }
 
-// Program is one program that ran during a call and how often (argv[0] as
-// executed, or the real executable when argv[0] named another program).
+// Program is one program that ran during a call and how often: Name is
+// the name it ran under (argv[0] as executed, or the real executable when
+// argv[0] named another program); Program what the image's manifest knows
+// its content as (python3.11 for a copy run as ./lister; "" without a
+// manifest); Toolchain the toolchain it ran as part of (go's compile,
+// go test's test binary); Unknown when its file is not one of the image's
+// executables.
 type Program struct {
-	Name  string `json:"name"`
-	Count int    `json:"count"`
+	Name      string `json:"name"`
+	Program   string `json:"program,omitempty"`
+	Toolchain string `json:"toolchain,omitempty"`
+	Unknown   bool   `json:"unknown,omitempty"`
+	Count     int    `json:"count"`
 }
 
 // ExecStop is one exec the executor stopped: the program never ran its first
