@@ -199,3 +199,24 @@ func FuzzSuggest(f *testing.F) {
 		}
 	})
 }
+
+// The suggestion states the base's settings, so laying it on the default
+// does not bring back what the base set otherwise.
+func TestSuggestKeepsBaseSettings(t *testing.T) {
+	base := parseT(t, "base.yaml", "version: 1\nsandbox:\n  git_identity: none\n  background: keep\n")
+	s := Suggest(base, []Probe{cmdProbe("ls", "l:1")})
+	var b bytes.Buffer
+	if err := s.WriteYAML(&b, []string{"l"}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Parse("s.yaml", b.Bytes())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if p.Sandbox.GitIdentity != "none" || p.Sandbox.Background != "keep" {
+		t.Errorf("settings of the base lost: %+v", p.Sandbox)
+	}
+	if r := Within(p, base, nil); !r.Holds() {
+		t.Errorf("not within its base: %+v", r)
+	}
+}

@@ -35,7 +35,7 @@ func (s *Suggestion) WriteYAML(w io.Writer, from []string) error {
 	}
 	p("}\n  timeouts: {call: %s, call_max: %s, session: %s}\n", sb.CallTimeout, sb.CallTimeoutMax, sb.SessionTimeout)
 	p("  output: {max_bytes: %s}\n", formatSize(sb.OutputMaxBytes))
-	p("  env: [%s]\n  background: %s\n\n", joinQ(sb.Env), sb.Background)
+	p("  env: [%s]\n  background: %s\n  git_identity: %s\n\n", joinQ(sb.Env), sb.Background, yq(sb.GitIdentity))
 
 	p("commands:\n  default: deny              # what the runs did not do is refused\n  dynamic: %s\n  unknown_binaries: %s\n", b.cmd.dynamic, b.cmd.unknown)
 	ruleList(&o, "  allow", s.Allow)
