@@ -84,7 +84,11 @@ func (e *Egress) ServeEgress(ctx context.Context, session string, c net.Conn) {
 		c.Close()
 		return
 	}
-	px.ServeConn(ctx, c)
+	var origin *sandbox.Origin // unknown unless the executor's channel reported it
+	if oc, ok := c.(*sandbox.OriginConn); ok {
+		origin = oc.Origin
+	}
+	px.ServeConnFrom(ctx, c, origin)
 }
 
 // WithEgress returns cfg with the host-side proxy set when its network is
@@ -113,6 +117,13 @@ func WithEgress(ctx context.Context, cfg sandbox.Config, p *policy.Policy, log A
 		}
 		maps.Copy(vars, env)
 		cfg.Env, cfg.TrustPEM = vars, trust
+		for _, s := range p.Secrets() {
+			if len(s.During) > 0 {
+				// Only the executor's channel says which process opened a
+				// connection (a program could reach a mounted socket itself).
+				cfg.ProxyOverChannel = true
+			}
+		}
 	}
 	cfg.Egress = e
 	return cfg, nil

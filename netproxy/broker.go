@@ -14,7 +14,6 @@ type RequestRules interface {
 	Passthrough(t policy.NetTarget) (policy.NetRule, bool)
 	HasRules(t policy.NetTarget) bool
 	DecideRequest(t policy.NetTarget, method, path string) policy.RequestDecision
-	SecretDuring(s *policy.Secret, script string) bool
 }
 
 var _ RequestRules = (*policy.Policy)(nil)

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/sandbox"
 )
 
 const (
@@ -260,20 +261,52 @@ func TestBrokerAlteredPlaceholderNotSubstituted(t *testing.T) {
 	}
 }
 
+// TestBrokerDuring: a secret bound to programs goes only into
+// connections every holder of which is in the process tree of a program
+// during names; another program of the same call, an unknown origin, or a
+// connection shared with another program get none (403 and an alarm), and
+// the receipt names the program.
 func TestBrokerDuring(t *testing.T) {
 	bh := startBroker(t, `, during: ["git push"]`, nil)
 	hdr := map[string]string{"Authorization": "Bearer " + testPlaceholder}
-	bh.call = Call{ID: "call_1", Command: "git status"}
-	if resp, _ := bh.do(t, "GET", bh.good.URL+"/x", hdr, ""); resp.StatusCode != 403 {
-		t.Errorf("outside its calls: %d, want 403", resp.StatusCode)
-	}
-	bh.call = Call{ID: "call_2", Command: "git push origin main"}
-	if resp, _ := bh.do(t, "GET", bh.good.URL+"/x", hdr, ""); resp.StatusCode != 200 {
-		t.Errorf("during git push: %d, want 200", resp.StatusCode)
+	script := []string{"bash", "--noprofile", "--norc", "-c", "git push --help >/dev/null; python3 use.py"}
+	gitPush := sandbox.OriginProcess{PID: 12, Chain: [][]string{{"/usr/lib/git-core/git-remote-https", "origin", "https://x"}, {"git", "push", "origin", "main"}, script}}
+	python := sandbox.OriginProcess{PID: 13, Chain: [][]string{{"/usr/bin/python3.11", "use.py"}, script}}
+	pushLike := sandbox.OriginProcess{PID: 14, Chain: [][]string{{"/usr/bin/python3.11", "push"}, script}} // exec -a git python3 push
+	for _, c := range []struct {
+		name   string
+		origin *sandbox.Origin
+		want   int
+	}{
+		{"unknown origin", nil, 403},
+		{"unattributed", &sandbox.Origin{Error: "no process holds the connection's socket"}, 403},
+		{"python in the same call", &sandbox.Origin{Holders: []sandbox.OriginProcess{python}}, 403},
+		{"argv0 chosen to look like git", &sandbox.Origin{Holders: []sandbox.OriginProcess{pushLike}}, 403},
+		{"shared with python", &sandbox.Origin{Holders: []sandbox.OriginProcess{gitPush, python}}, 403},
+		{"git push's tree", &sandbox.Origin{Holders: []sandbox.OriginProcess{gitPush}}, 200},
+	} {
+		bh.origin.Store(c.origin)
+		bh.client.CloseIdleConnections() // the origin is the connection's
+		resp, body := bh.do(t, "GET", bh.good.URL+"/x", hdr, "")
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: %d %q, want %d", c.name, resp.StatusCode, body, c.want)
+		}
 	}
 	auths, _ := bh.good.seen()
 	if len(auths) != 1 {
 		t.Errorf("upstream got %q, want one credentialed request", auths)
+	}
+	var alarms int
+	for _, e := range bh.waitEvents(t, 11) { // six requests, five connections closed
+		if e.Alarm == KindSecretMisuse {
+			alarms++
+		}
+		if e.Secret == "TOKEN" && e.Decision == Allow && (e.PID != 12 || fmt.Sprint(e.Argv) != "[git push origin main]") {
+			t.Errorf("the receipt does not name the program: %+v", e)
+		}
+	}
+	if alarms < 5 {
+		t.Errorf("%d secret_misuse alarms, want 5", alarms)
 	}
 }
 

@@ -23,6 +23,7 @@ func (e Event) Record(session string) *audit.Record {
 		Error:     e.Err,
 		NetMethod: e.requestMethod(), NetPath: e.Path, NetStatus: e.Status,
 		RuleText: e.RuleText, Secret: e.Secret, CallID: e.CallID, BodySHA256: e.BodySHA256,
+		PID: e.PID, Argv: e.Argv,
 	}
 }
 
@@ -45,5 +46,6 @@ func (e Event) AlarmRecord(session string) *audit.Record {
 		Session: session, Event: audit.EventAlarm, What: e.Alarm, Action: "refused",
 		CallID: e.CallID, Secret: e.Secret, NetHost: e.Host, NetPort: e.Port, NetAddr: e.Addr,
 		NetMethod: e.Method, NetPath: e.Path, Rule: e.Rule, RuleText: e.RuleText, Reason: e.Reason,
+		PID: e.PID, Argv: e.Argv,
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/sandbox"
 )
 
 // exchange serves one request read from the client inside an intercepted
@@ -20,7 +21,7 @@ import (
 // decide it, placeholders are checked and replaced, the request goes to the
 // upstream (uw/ubr) and the scrubbed response back to cw. It fills ev and
 // reports whether both connections may carry another request.
-func (p *Proxy) exchange(cw io.Writer, req *http.Request, uw io.Writer, ubr *bufio.Reader, t policy.NetTarget, overTLS bool, ev *Event) bool {
+func (p *Proxy) exchange(cw io.Writer, req *http.Request, uw io.Writer, ubr *bufio.Reader, t policy.NetTarget, overTLS bool, o *sandbox.Origin, ev *Event) bool {
 	b := p.cfg.Broker
 	defer req.Body.Close()
 	ev.Method, ev.Path = req.Method, req.URL.EscapedPath()
@@ -72,8 +73,8 @@ func (p *Proxy) exchange(cw io.Writer, req *http.Request, uw io.Writer, ubr *buf
 			why = fmt.Sprintf("%s is not one of secrets.%s.hosts", t, s.Spec.Name)
 		case !overTLS && !s.Spec.AllowPlaintext:
 			why = fmt.Sprintf("the request is plain HTTP and secrets.%s goes out only inside TLS (use https://, or set allow_plaintext: true)", s.Spec.Name)
-		case !b.Rules.SecretDuring(s.Spec, call.Command):
-			why = fmt.Sprintf("secrets.%s is bound to calls matching %q and the running call (%s) does not match", s.Spec.Name, s.Spec.DuringText(), orNone(call.ID))
+		default:
+			why = programOf(s, o, ev)
 		}
 		if why != "" {
 			return p.answer(cw, ev, 403, d.Rule, d.Text, fmt.Sprintf("%s %s%s refused: the placeholder of %s was sent where it may not go: %s", req.Method, t, upath, s.Spec.Name, why), carried, why)

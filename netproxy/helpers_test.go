@@ -11,10 +11,13 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/netutil"
 	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/sandbox"
 )
 
 // stubResolver maps test names to addresses and counts lookups.
@@ -46,6 +49,9 @@ type harness struct {
 	mu   sync.Mutex
 	evs  []Event
 	got  chan struct{}
+	// origin is what the executor reports for the next connections (nil:
+	// unknown, as over the mounted socket).
+	origin atomic.Pointer[sandbox.Origin]
 }
 
 func (h *harness) events() []Event {
@@ -97,7 +103,11 @@ func startProxy(t testing.TB, netYAML string, names map[string][]netip.Addr, mod
 	h.addr = ln.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- p.Serve(ctx, ln) }()
+	go func() {
+		done <- netutil.ServeEach(ctx, ln, "test proxy", func(ctx context.Context, c net.Conn) {
+			p.ServeConnFrom(ctx, c, h.origin.Load())
+		})
+	}()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/sandbox"
 )
 
 // readerConn is a connection whose reads go through r (bytes read ahead).
@@ -33,7 +34,7 @@ const tlsRecordHandshake = 0x16
 // every request with 502 and the reason: never a blind tunnel). A tunnel
 // whose client speaks plain HTTP is served the same way without TLS. Each
 // request is its own Event; connEv gets the totals.
-func (p *Proxy) intercept(ctx context.Context, c net.Conn, br *bufio.Reader, up net.Conn, t policy.NetTarget, connEv *Event) error {
+func (p *Proxy) intercept(ctx context.Context, c net.Conn, br *bufio.Reader, up net.Conn, t policy.NetTarget, o *sandbox.Origin, connEv *Event) error {
 	b := p.cfg.Broker
 	c.SetReadDeadline(time.Now().Add(p.cfg.HeaderTimeout))
 	first, err := br.Peek(1)
@@ -91,7 +92,7 @@ func (p *Proxy) intercept(ctx context.Context, c net.Conn, br *bufio.Reader, up 
 			p.answer(cconn, &ev, 502, "", "", fmt.Sprintf("%s %s: the upstream's certificate did not verify against the host's trust store and network.upstream_ca: %v", req.Method, t, upErr), nil, "")
 			ev.Decision = Allow
 		} else {
-			keep = p.exchange(cconn, req, uconn, ubr, t, overTLS, &ev)
+			keep = p.exchange(cconn, req, uconn, ubr, t, overTLS, o, &ev)
 		}
 		ev.Duration = time.Since(start)
 		connEv.BytesUp += ev.BytesUp

@@ -68,13 +68,15 @@ type Event struct {
 
 	// A request inside an intercepted connection (see Broker), or a plain
 	// HTTP request while a Broker is on.
-	Path       string // URL path and query as sent
-	RuleText   string // the network.rules entry that decided, as written
-	Secret     string // secrets whose placeholder the request carried (comma-separated)
-	CallID     string // the tool call running when the request was made
-	BodySHA256 string // sha256 of the request body sent with a secret (the receipt)
-	Alarm      string // KindSecretMisuse when a placeholder was refused
-	Intercept  bool   // a CONNECT whose TLS the proxy terminated
+	Path       string   // URL path and query as sent
+	RuleText   string   // the network.rules entry that decided, as written
+	Secret     string   // secrets whose placeholder the request carried (comma-separated)
+	CallID     string   // the tool call running when the request was made
+	BodySHA256 string   // sha256 of the request body sent with a secret (the receipt)
+	Alarm      string   // KindSecretMisuse when a placeholder was refused
+	PID        int      // the process that opened the connection, when the executor reported it
+	Argv       []string // its program (for a secret bound by during: the program matched)
+	Intercept  bool     // a CONNECT whose TLS the proxy terminated
 }
 
 // Config configures a Proxy.

@@ -13,12 +13,19 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/policy"
+	"github.com/agentbox/agentbox/sandbox"
 )
 
 // ServeConn serves one client connection: one CONNECT tunnel or one plain
 // HTTP request (answered with Connection: close). It closes c, returns when
-// the attempt has ended (or ctx has), and reports exactly one Event.
-func (p *Proxy) ServeConn(ctx context.Context, c net.Conn) {
+// the attempt has ended (or ctx has), and reports exactly one Event. The
+// connection's origin is unknown: a secret bound to programs (during) is
+// not substituted into it.
+func (p *Proxy) ServeConn(ctx context.Context, c net.Conn) { p.ServeConnFrom(ctx, c, nil) }
+
+// ServeConnFrom is ServeConn for a connection whose opening processes the
+// executor reported (nil: unknown).
+func (p *Proxy) ServeConnFrom(ctx context.Context, c net.Conn, o *sandbox.Origin) {
 	start := time.Now()
 	ev := Event{Decision: Deny}
 	ctx, cancel := context.WithCancel(ctx)
@@ -82,14 +89,14 @@ func (p *Proxy) ServeConn(ctx context.Context, c net.Conn) {
 		ev.Status = 200
 		if brokered {
 			ev.Intercept = true
-			err = p.intercept(ctx, c, br, up, h.target, &ev)
+			err = p.intercept(ctx, c, br, up, h.target, o, &ev)
 		} else {
 			ev.BytesUp, ev.BytesDown, err = tunnel(c, br, up)
 		}
 	case brokered:
 		var req *http.Request
 		if req, err = http.ReadRequest(br); err == nil {
-			p.exchange(c, req, up, bufio.NewReader(up), h.target, false, &ev)
+			p.exchange(c, req, up, bufio.NewReader(up), h.target, false, o, &ev)
 		}
 	default:
 		err = forward(c, br, up, h.target, &ev)

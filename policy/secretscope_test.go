@@ -38,3 +38,34 @@ secrets:
 		}
 	}
 }
+
+// TestDuringProgram: during matches one program of the chain, taken
+// literally (git's global options skipped), never a shell's script.
+func TestDuringProgram(t *testing.T) {
+	p, err := Parse("s.yaml", []byte(`version: 1
+sandbox: {network: proxy}
+network: {allow: ["example.com"]}
+secrets:
+  A: {from: "env:A_TOKEN", hosts: [example.com], during: ["git push"]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Secrets()[0]
+	script := []string{"bash", "-c", "git push; python3 x.py"}
+	for _, c := range []struct {
+		chain [][]string
+		want  bool
+	}{
+		{[][]string{{"git-remote-https", "origin"}, {"git", "push", "origin"}, script}, true},
+		{[][]string{{"/usr/bin/git", "-C", "/w", "-c", "a.b=c", "push"}}, true},
+		{[][]string{{"python3", "x.py"}, script}, false},
+		{[][]string{{"/usr/bin/python3.11", "push"}}, false},
+		{[][]string{{"git", "pull"}, {"sh", "-c", "git push"}}, false},
+		{nil, false},
+	} {
+		if _, got := s.DuringProgram(c.chain); got != c.want {
+			t.Errorf("%q: %v, want %v", c.chain, got, c.want)
+		}
+	}
+}

@@ -52,6 +52,7 @@ type Server struct {
 	ids     *identities       // the image's executables by content (nil: none)
 	built   *sandbox.Manifest // the manifest made at hello, returned to the host
 	tracer  *tracer
+	procs   *procTable // the traced processes, for the proxy's attribution (origin.go)
 	pidsMax int
 	effects *effects
 	link    *link
@@ -89,6 +90,7 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 	// the pids limit.
 	prespawnThreads(8)
 	s.tracer = newTracer()
+	s.procs = newProcTable()
 	s.ooms = oomKills()
 	r := bufio.NewReaderSize(in, 64<<10)
 	w := bufio.NewWriterSize(out, 64<<10)

@@ -34,7 +34,21 @@ func (s *Server) startChannelForwarder() (stop func(), err error) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = ServeForward(ctx, ln, CarryTo(func(context.Context) (net.Conn, error) { return s.link.mux.Open() }))
+		_ = ServeForward(ctx, ln, func(ctx context.Context, c net.Conn) {
+			// The stream starts with who opened the connection (the host's
+			// broker binds secrets to programs with it); only the executor
+			// opens streams, so a program cannot forge it.
+			origin := s.originLine(c)
+			CarryTo(func(context.Context) (net.Conn, error) {
+				up, err := s.link.mux.Open()
+				if err == nil {
+					if _, err = up.Write(origin); err != nil {
+						up.Close()
+					}
+				}
+				return up, err
+			})(ctx, c)
+		})
 	}()
 	return func() {
 		s.link.mux.Close(errors.New("the session ended"))

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -36,7 +37,8 @@ func TestServeProxyChannel(t *testing.T) {
 	outR, outW := io.Pipe()
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(inR, outW); outW.Close() }()
-	c := wire.NewClient(wire.Transport{Stream: pipeStream{Reader: outR, w: inW, r: outR}, DialProxy: dialTCP(echoHost(t))})
+	origins := make(chan *sandbox.Origin, 16)
+	c := wire.NewClient(wire.Transport{Stream: pipeStream{Reader: outR, w: inW, r: outR}, DialProxy: dialTCP(originEchoHost(t, origins))})
 	defer c.Close()
 	if err := c.HelloConfig(context.Background(), sandbox.Config{Network: sandbox.NetworkProxy}, ""); err != nil {
 		t.Fatal(err)
@@ -78,6 +80,23 @@ func TestServeProxyChannel(t *testing.T) {
 		t.Errorf("exec through the channel: %q, %v", res.Output, err)
 	}
 	wg.Wait()
+	// Each stream named its processes: the test's own (not traced: not
+	// attributed) and the exec's, whose chain is the traced program's.
+	var attributed, unattributed int
+	for len(origins) > 0 {
+		o := <-origins
+		switch {
+		case o.Error != "" && len(o.Holders) == 0:
+			unattributed++
+		case len(o.Holders) > 0 && strings.Contains(fmt.Sprint(o.Holders), "[head -1] [bash --noprofile --norc -c exec 3<>/dev/tcp"):
+			attributed++
+		default:
+			t.Errorf("origin %+v", o)
+		}
+	}
+	if attributed != 1 || unattributed != 9 {
+		t.Errorf("origins: %d attributed (want 1), %d not (want 9: the test's own connections)", attributed, unattributed)
+	}
 
 	c.Close()
 	select {
@@ -96,4 +115,36 @@ func TestServeProxyChannel(t *testing.T) {
 		conn.Close()
 		t.Error("the forwarder outlived Serve")
 	}
+}
+
+// originEchoHost is echoHost for streams that start with the executor's
+// origin line: it is read (and sent to origins), the rest echoed.
+func originEchoHost(t *testing.T, origins chan<- *sandbox.Origin) string {
+	t.Helper()
+	ln := listenLoopback(t)
+	var wg sync.WaitGroup
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				br := bufio.NewReader(c)
+				o, err := sandbox.ReadOrigin(br)
+				if err != nil {
+					t.Errorf("no origin line: %v", err)
+					return
+				}
+				origins <- o
+				io.Copy(c, br)
+				c.(*net.TCPConn).CloseWrite()
+			}()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	return ln.Addr().String()
 }

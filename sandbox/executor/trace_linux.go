@@ -69,6 +69,9 @@ type traceCall struct {
 
 	// ids knows programs by content (nil: no manifest, names only).
 	ids *identities
+	// procs records parents and executed argv for the proxy's
+	// attribution of connections (nil: not recorded).
+	procs *procTable
 	// expect are the programs the up-front analysis predicted (nil: no
 	// unexpected_exec check); see observe_linux.go.
 	expect map[string]bool
@@ -124,6 +127,7 @@ func (c *traceCall) start(name string, argv []string, attr *os.ProcAttr) error {
 	}
 	c.root = p.Pid
 	_ = p.Release() // reaped by wait4 below, never through p
+	c.procs.exec(c.root, argv)
 	c.tasks = map[int]bool{c.root: true}
 	if c.untraced {
 		return nil
@@ -187,6 +191,7 @@ func (c *traceCall) event(pid int, ws syscall.WaitStatus) {
 	case ws.Exited() || ws.Signaled():
 		delete(c.tasks, pid)
 		delete(c.imgs, pid)
+		c.procs.exit(pid)
 		return
 	case !ws.Stopped():
 		return
@@ -199,6 +204,9 @@ func (c *traceCall) event(pid int, ws syscall.WaitStatus) {
 	if sig == syscall.SIGSTOP && !c.tasks[pid] {
 		// A new task's first stop (it may come before its parent's fork
 		// event): suppress it.
+		if _, forked := c.tasks[pid]; !forked {
+			c.procs.fork(ppid(pid), pid) // before the fork event: recorded now
+		}
 		c.tasks[pid] = true
 		_ = syscall.PtraceCont(pid, 0)
 		return
@@ -230,6 +238,7 @@ func (c *traceCall) ptraceEvent(pid, cause int) {
 				c.overLimit++
 			} else if _, seen := c.tasks[child]; !seen {
 				c.tasks[child] = false
+				c.procs.fork(pid, child) // (else its first stop came first and recorded it)
 			}
 			c.forked(pid, child)
 		}
@@ -257,6 +266,9 @@ func (c *traceCall) exec(pid int) bool {
 	other, prog := "", argv[0] // the executable, when argv[0] names another program
 	if !named {
 		other, prog = exe, exe
+		c.procs.exec(pid, append([]string{exe}, argv[1:]...))
+	} else {
+		c.procs.exec(pid, argv)
 	}
 	var id identity
 	var tool string

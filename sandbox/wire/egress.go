@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -34,7 +35,15 @@ func (d *EgressDialer) Dial(ctx context.Context) (net.Conn, error) {
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		d.Egress.ServeEgress(ctx, d.Session, theirs)
+		// The executor's forwarder names the connection's processes first
+		// (sandbox.OriginPrefix); a stream without that line is not served.
+		br := bufio.NewReader(theirs)
+		o, err := sandbox.ReadOrigin(br)
+		if err != nil {
+			theirs.Close()
+			return
+		}
+		d.Egress.ServeEgress(ctx, d.Session, &sandbox.OriginConn{Conn: theirs, R: br, Origin: o})
 	}()
 	return ours, nil
 }
