@@ -200,3 +200,36 @@ func TestToolchainsPlantedDenied(t *testing.T) {
 		})
 	}
 }
+
+// A copy of the image's python3 run as ./lister, approved: it runs, its
+// programs record says what it is (the image's python3.11 run as lister),
+// and it is an unexpected_exec alarm although the user approved it.
+func TestRenamedInterpreterRecordedAndAlarmed(t *testing.T) {
+	testutil.RequireDocker(t)
+	ws := t.TempDir()
+	script := writeFile(t, filepath.Join(t.TempDir(), "s.yaml"), "turns:\n  - tool_calls:\n      - {name: execute_bash, args: {command: \"cp /usr/bin/python3 ./lister && ./lister -c 'print(6*7)'\"}}\n  - content: done\n", 0o644)
+	log := filepath.Join(t.TempDir(), "audit.jsonl")
+	r := agentbox(t, nil, "run", "--no-memory", "--approve", "allow", "--workspace", ws, "--audit", log, "--script", script, "list")
+	if r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	var progs, alarms []string
+	for _, l := range readAuditLog(t, log) {
+		for _, p := range l.rec.Programs {
+			progs = append(progs, p.Name+"="+p.Program)
+		}
+		if l.rec.Event == "alarm" && l.rec.What == "unexpected_exec" && len(l.rec.Argv) > 0 {
+			alarms = append(alarms, filepath.Base(l.rec.Argv[0])+": "+l.rec.Rule)
+		}
+	}
+	found := false
+	for _, p := range progs {
+		found = found || strings.HasPrefix(p, "lister=python3")
+	}
+	if !found {
+		t.Errorf("programs do not say lister is the image's python3: %v", progs)
+	}
+	if len(alarms) != 1 || !strings.HasPrefix(alarms[0], "lister: by content it is the image's python3") {
+		t.Errorf("unexpected_exec alarms: %q; want one for lister", alarms)
+	}
+}
