@@ -78,7 +78,7 @@ func TestAlwaysMatchesLikeRules(t *testing.T) {
 		t.Errorf("pip3 install allowed by `pip install`")
 	}
 
-	pol, err := policy.Parse("p.yaml", []byte("version: 1\ncommands:\n  default: ask\n"))
+	pol, err := policy.Parse("p.yaml", []byte("version: 1\nextends: none\ncommands:\n  default: ask\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestAlwaysSticks(t *testing.T) {
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	writeFile(t, filepath.Join(ws, "tools", "pip"), "#!/bin/sh\necho pip-ran \"$@\"\n", 0o755)
-	pol := writeFile(t, filepath.Join(dir, "p.yaml"), "version: 1\ncommands:\n  default: ask\n  allow: [echo, sh, dash]\n  ask: [pip install]\n", 0o644)
+	pol := writeFile(t, filepath.Join(dir, "p.yaml"), "version: 1\nextends: none\ncommands:\n  default: ask\n  allow: [echo, sh, dash]\n  ask: [pip install]\n", 0o644)
 	env := baseEnv(t)
 	s1 := writeFile(t, filepath.Join(dir, "s1.yaml"), `turns:
   - tool_calls:
