@@ -30,13 +30,16 @@ func auditVerifyCommand(fileArg func(*cli.Context) (*os.File, error)) *cli.Comma
 			&cli.StringFlag{Name: "old-checkpoint", Usage: "with --proof: the proof is a consistency proof from this older signed checkpoint"},
 		},
 		Action: func(c *cli.Context) error {
+			notExtended := false
 			if s := c.String("checkpoint"); s != "" {
 				if b, err := os.ReadFile(s); err == nil && proof.IsNote(b) {
 					args, err := interspersed(c)
 					if err != nil || len(args) > 1 {
 						return usageError{errors.New("audit verify [FILE] --checkpoint C --verify-key K [--proof P [--old-checkpoint C0]]")}
 					}
-					if err := verifySigned(c, args); err != nil || len(args) == 0 {
+					if err := verifySigned(c, args); errors.Is(err, errNotExtended) {
+						notExtended = true
+					} else if err != nil || len(args) == 0 {
 						return err
 					}
 				}
@@ -73,7 +76,7 @@ func auditVerifyCommand(fileArg func(*cli.Context) (*os.File, error)) *cli.Comma
 			} else {
 				fmt.Fprint(c.App.Writer, rep.String())
 			}
-			if !rep.Intact {
+			if !rep.Intact || notExtended {
 				return exitWith(exitFailed, nil)
 			}
 			return nil

@@ -232,8 +232,12 @@ func verifySigned(c *cli.Context, args []string) error {
 			err = fmt.Errorf("its first %d lines no longer hash to the checkpoint's root: the log was changed since", cp.Size)
 		}
 		fmt.Fprintf(c.App.Writer, "NOT extended: %v\n", err)
-		return exitWith(exitFailed, nil)
+		return errNotExtended // the line-level report follows (audit verify)
 	}
 	fmt.Fprintf(c.App.Writer, "extended: the log's first %d of %d lines hash to the checkpoint's root\n", cp.Size, t.Size())
 	return nil
 }
+
+// errNotExtended: the log does not extend the signed checkpoint; verify
+// still gives its line-level report of the damage, then exits 1.
+var errNotExtended = errors.New("the log does not extend the checkpoint")
