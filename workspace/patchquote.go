@@ -9,9 +9,16 @@ import (
 // style when it holds a control character, a double quote, a backslash or
 // DEL (git apply reads it back), so that a file name cannot carry a raw
 // terminal escape sequence into the patch or the reviewer's terminal.
-func gitPath(prefix, p string) string {
-	s := prefix + p
-	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == '"' || r == '\\' || r == 0x7f }) {
+func gitPath(prefix, p string) string { return quoteC(prefix+p, false) }
+
+// QuotePath is a workspace path as git's status and diff --stat print it
+// (core.quotePath, the default): quoted in C style when it holds a
+// control character, a double quote, a backslash, DEL or any byte above
+// ASCII, so that two names never print alike ("nl\nx.txt" and "nl x.txt").
+func QuotePath(p string) string { return quoteC(p, true) }
+
+func quoteC(s string, high bool) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == '"' || r == '\\' || r == 0x7f || high && r >= 0x80 }) {
 		return s
 	}
 	var b strings.Builder
@@ -37,7 +44,7 @@ func gitPath(prefix, p string) string {
 		case '\\':
 			b.WriteString(`\\`)
 		default:
-			if c < 0x20 || c == 0x7f {
+			if c < 0x20 || c == 0x7f || high && c >= 0x80 {
 				fmt.Fprintf(&b, `\%03o`, c)
 			} else {
 				b.WriteByte(c)

@@ -89,10 +89,10 @@ func statCopy(c *cli.Context, cp *workspace.Copy) error {
 	fmt.Fprintf(w, "session %s (%s, %s) on %s: %s\n", vis(cp.Session), cp.State, cp.Kind, vis(cp.Workspace), plural(len(workspace.Counted(cp.Meta.Changes)), "change"))
 	for _, ch := range cp.Meta.Changes {
 		if ch.Change == workspace.ChangeIncomplete {
-			fmt.Fprintf(w, "  INCOMPLETE %s\n", vis(ch.Path))
+			fmt.Fprintf(w, "  INCOMPLETE %s\n", qpath(ch.Path))
 			continue
 		}
-		fmt.Fprintf(w, "  %-8s %s (%d bytes)\n", ch.Change, vis(ch.Path), ch.Bytes)
+		fmt.Fprintf(w, "  %-8s %s (%d bytes)\n", ch.Change, qpath(ch.Path), ch.Bytes)
 	}
 	return nil
 }

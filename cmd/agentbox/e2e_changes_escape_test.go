@@ -24,7 +24,7 @@ func TestChangesEscapeAgentNames(t *testing.T) {
 	writeFile(t, pol, allowAll, 0o644)
 	writeFile(t, script, `turns:
   - tool_calls:
-      - {name: execute_bash, args: {command: "n=$(printf 'evil\\033[2J\\033]0;pwned\\007\\rname.txt'); echo x > \"$n\""}}
+      - {name: execute_bash, args: {command: "n=$(printf 'evil\\033[2J\\033]0;pwned\\007\\rname.txt'); echo x > \"$n\"; echo y > \"$(printf 'nl\\nx.txt')\"; echo z > 'nl x.txt'"}}
   - content: done
 `, 0o644)
 	ab := abCmd{fullEnv: baseEnv(t)}
@@ -49,4 +49,9 @@ func TestChangesEscapeAgentNames(t *testing.T) {
 		t.Fatalf("changes --stat: %d %q", stat.code, stat.stdout)
 	}
 	raw("changes --stat", stat.stdout+stat.stderr)
+	// Two names that differ by a newline and a space print apart, the
+	// first quoted as git quotes it.
+	if !strings.Contains(stat.stdout, `"nl\nx.txt"`) || !strings.Contains(stat.stdout, " nl x.txt ") {
+		t.Errorf("changes --stat does not tell nl\\nx.txt from nl x.txt: %q", stat.stdout)
+	}
 }

@@ -73,19 +73,19 @@ func statStaged(w io.Writer, cp *workspace.Copy, held bool) error {
 	if pend != nil {
 		fmt.Fprintf(w, "  PENDING promotion of checkpoint %d (call %s) was interrupted: each file is either before or after; these were listed:\n", pend.Seq, vis(pend.CallID))
 		for _, c := range pend.Changes {
-			fmt.Fprintf(w, "    %-8s %s\n", c.Change, vis(c.Path))
+			fmt.Fprintf(w, "    %-8s %s\n", c.Change, qpath(c.Path))
 		}
 	}
 	for _, k := range cps {
 		if !held {
 			fmt.Fprintf(w, "  checkpoint %d  call %s  %d promoted, %d held\n", k.Seq, vis(k.CallID), len(k.Promoted()), len(k.HeldChanges()))
 			for _, c := range k.Promoted() {
-				fmt.Fprintf(w, "    %-8s %s\n", c.Change, vis(c.Path))
+				fmt.Fprintf(w, "    %-8s %s\n", c.Change, qpath(c.Path))
 			}
 			continue
 		}
 		for _, c := range k.HeldChanges() {
-			fmt.Fprintf(w, "  HELD %-8s %s  (call %s, rule %s: %s)\n", c.Change, vis(c.Path), vis(k.CallID), c.Held, vis(c.Why))
+			fmt.Fprintf(w, "  HELD %-8s %s  (call %s, rule %s: %s)\n", c.Change, qpath(c.Path), vis(k.CallID), c.Held, vis(c.Why))
 		}
 	}
 	if held {
@@ -116,3 +116,8 @@ func loadEndedStage(session string) (*workspace.Copy, *workspace.Stage, error) {
 	}
 	return cp, st, nil
 }
+
+// qpath prints a workspace path unambiguously, quoted as git quotes it
+// (a newline, a control character or a non-ASCII byte in C style); the
+// exact bytes are in changes.patch.
+func qpath(p string) string { return textutil.OneLine(workspace.QuotePath(p), 300) }

@@ -47,6 +47,13 @@ type quirks struct {
 	// (inline JSON gives "file name too long"); the profile is written to
 	// the session's host directory and named by path.
 	seccompAsPath bool
+	// noVolumeOverlay: Podman's compatible API (4.3) does not honour a
+	// local volume's overlay options: the staged workspace volume mounts
+	// as an empty directory, and the sandbox's writes vanish. A sandbox
+	// whose workspace is such an overlay (rw staging, an overlay copy) is
+	// therefore refused on Podman (fail closed: never an empty /workspace
+	// in place of the user's).
+	noVolumeOverlay bool
 }
 
 // errNoVersion: the engine behind a wrapper has no version endpoint.
@@ -94,6 +101,7 @@ func quirksOf(v types.Version) quirks {
 	q.explicitUlimits = true
 	q.ignoresRuntime = true
 	q.seccompAsPath = true
+	q.noVolumeOverlay = true
 	return q
 }
 
@@ -114,6 +122,13 @@ func (q quirks) String() string {
 func (q quirks) apply(ccfg *container.Config, hc *container.HostConfig) error {
 	if q.ignoresRuntime && hc.Runtime != "" {
 		return fmt.Errorf("%w: %s's Docker-compatible API ignores the OCI runtime a container asks for, so sandbox.runtime: %s cannot be enforced there; use the Docker engine with %s registered, or set runtime: \"\"", sandbox.ErrUnavailable, q.Engine, hc.Runtime, hc.Runtime)
+	}
+	if q.noVolumeOverlay {
+		for _, m := range hc.Mounts {
+			if m.VolumeOptions != nil && m.VolumeOptions.DriverConfig != nil && m.VolumeOptions.DriverConfig.Options["type"] == "overlay" {
+				return fmt.Errorf("%w: %s's Docker-compatible API mounts the staged workspace overlay as an empty directory, so a staged workspace (rw, or an overlay copy) cannot run there; use the Docker engine, or --workspace-mode copy with AGENTBOX_OVERLAY=off (a real copy)", sandbox.ErrUnavailable, q.Engine)
+			}
+		}
 	}
 	if q.explicitUlimits {
 		hc.Ulimits = withUlimit(hc.Ulimits, "nofile")

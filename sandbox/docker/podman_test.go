@@ -54,6 +54,31 @@ func podmanEngine(t *testing.T, tr *testutil.Tier) {
 			t.Errorf("pid 1 is %q, want the executor (agentbox): no engine init", got)
 		}
 	})
+	// A staged workspace (rw, an overlay copy) is refused with the reason:
+	// Podman's API would mount its overlay volume as an empty directory,
+	// and the sandbox would work on nothing (its writes lost). No
+	// container is left.
+	t.Run("StagedWorkspaceRefused", func(t *testing.T) {
+		ws, base := t.TempDir(), t.TempDir()
+		writeTestFile(t, ws+"/README", "the user's file\n")
+		cfg := tr.Config(t, ws)
+		cfg.Overlay = &sandbox.Overlay{Upper: base + "/upper", Work: base + "/work", Staged: true}
+		for _, d := range []string{cfg.Overlay.Upper, cfg.Overlay.Work} {
+			if err := os.Mkdir(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rt := tr.NewRuntime(t)
+		s, err := rt.Start(ctx, cfg)
+		if err == nil {
+			out := sandboxExec(t, s, "ls -A /workspace")
+			_ = s.Close(ctx)
+			t.Fatalf("a staged workspace started on Podman; it sees %q", out)
+		}
+		if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "empty directory") {
+			t.Fatalf("refusal without the reason: %v", err)
+		}
+	})
 	t.Run("GC", func(t *testing.T) {
 		host, _ := os.Hostname()
 		mk := func(owner string) string {
@@ -117,4 +142,11 @@ func sandboxExec(t *testing.T, s sandbox.Session, cmd string) string {
 		t.Fatal(err)
 	}
 	return string(res.Output)
+}
+
+func writeTestFile(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,10 +1,14 @@
 package docker
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
+	"github.com/agentbox/agentbox/sandbox"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/go-units"
 )
 
@@ -27,5 +31,17 @@ func TestQuirksOf(t *testing.T) {
 	}
 	if err := q.apply(&container.Config{}, &container.HostConfig{Runtime: "runsc"}); err == nil {
 		t.Errorf("podman accepted an OCI runtime it would ignore")
+	}
+	// A staged workspace (the overlay volume) is refused on Podman, whose
+	// API would mount it empty; Docker takes it.
+	staged := func() *container.HostConfig {
+		return &container.HostConfig{Mounts: []mount.Mount{{Type: mount.TypeVolume, Target: "/workspace",
+			VolumeOptions: &mount.VolumeOptions{DriverConfig: &mount.Driver{Name: "local", Options: map[string]string{"type": "overlay"}}}}}}
+	}
+	if err := q.apply(&container.Config{}, staged()); !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "empty directory") {
+		t.Errorf("podman accepted a staged workspace overlay: %v", err)
+	}
+	if err := d.apply(&container.Config{}, staged()); err != nil {
+		t.Errorf("docker refused a staged workspace overlay: %v", err)
 	}
 }
