@@ -163,10 +163,10 @@ func loadCopyArg(c *cli.Context) (*workspace.Copy, error) {
 }
 
 // gcCopies removes applied, discarded, empty and expired copies.
-func gcCopies(c *cli.Context) error {
+func gcCopies(c *cli.Context) (int, error) {
 	store, err := copyStore()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	removed, err := store.GC(workspace.DefaultTTL, time.Now())
 	for _, s := range removed {
@@ -178,7 +178,7 @@ func gcCopies(c *cli.Context) error {
 	for _, d := range dirs {
 		fmt.Fprintf(c.App.Writer, "removed the work directory of dead batch %s\n", filepath.Base(d))
 	}
-	return errors.Join(err, berr)
+	return len(removed) + len(dirs), errors.Join(err, berr)
 }
 
 // writePatch writes a copy's changes as a unified diff. File names are

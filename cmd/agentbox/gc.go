@@ -12,7 +12,8 @@ func gcCommand() *cli.Command {
 		Usage: "remove sandboxes whose owner process is proven gone (never a live one; unprovable ones only 24h past their session timeout), and applied, discarded or expired workspace copies",
 		Flags: backendFlags(),
 		Action: func(c *cli.Context) error {
-			if err := gcCopies(c); err != nil {
+			copies, err := gcCopies(c)
+			if err != nil {
 				return exitWith(exitFailed, err)
 			}
 			return withRuntime(c, func(rt backend) error {
@@ -20,8 +21,8 @@ func gcCommand() *cli.Command {
 				for _, r := range removed {
 					fmt.Fprintf(c.App.Writer, "removed %s: %s\n", shortID(r.ID), r.Reason)
 				}
-				if len(removed) == 0 && err == nil {
-					fmt.Fprintln(c.App.Writer, "nothing to remove")
+				if err == nil {
+					fmt.Fprintln(c.App.Writer, gcSummary(len(removed), copies))
 				}
 				return err
 			})
@@ -35,4 +36,12 @@ func shortID(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// gcSummary is gc's one closing line, whatever it removed.
+func gcSummary(sandboxes, copies int) string {
+	if sandboxes == 0 && copies == 0 {
+		return "gc: nothing to remove"
+	}
+	return fmt.Sprintf("gc: removed %d engine object(s) (containers, volumes) and %d workspace copy or batch directory(ies)", sandboxes, copies)
 }
