@@ -98,7 +98,7 @@ secrets:
 		`git init -q /tmp/w && git -C /tmp/w -c user.name=a -c user.email=a@b commit -q --allow-empty -m from-the-sandbox`,
 		`env -u NO_PROXY -u no_proxy python3 use.py background & env -u NO_PROXY -u no_proxy git -C /tmp/w push -q "$url" HEAD:refs/heads/sandbox 2>&1 | tail -1; echo "PUSH ${PIPESTATUS[0]}"; wait`,
 	}, "\n")
-	r := agentbox(t, []string{"DURING_E2E_TOKEN=" + value}, "exec", "--workspace", ws, "--policy", pol, "--audit", log, "--", script)
+	r := agentbox(t, []string{"DURING_E2E_TOKEN=" + value}, "exec", "--approve", "allow", "--workspace", ws, "--policy", pol, "--audit", log, "--", script)
 	if r.code != 0 {
 		t.Fatalf("exec: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
