@@ -53,8 +53,8 @@ func TestForkStartsCopySession(t *testing.T) {
 
 	// No task: the directory and the exact command, with the policy.
 	only := filepath.Join(dir, "only")
-	fk := ab.run(t, "fork", "--audit", log, sess, "1", only)
-	if fk.code != 0 || !strings.Contains(fk.stderr, "agentbox run --workspace "+only+" --workspace-mode copy --policy "+pol+" TASK") {
+	fk := ab.run(t, "fork", "--audit", log, "--image", "base", sess, "1", only)
+	if fk.code != 0 || !strings.Contains(fk.stderr, "agentbox run --workspace "+only+" --workspace-mode copy --policy "+pol+" --image base --audit "+log+" TASK") {
 		t.Fatalf("fork without a task: %d %q", fk.code, fk.stderr)
 	}
 	if b, _ := os.ReadFile(filepath.Join(only, "a.txt")); string(b) != "v1\n" {
@@ -106,7 +106,7 @@ func TestForkStartsCopySession(t *testing.T) {
 		if json.Unmarshal([]byte(line), &rec) != nil {
 			continue
 		}
-		if rec["event"] == "changes" && rec["session"] == sess && rec["call_id"] == "1" && rec["workspace"] == forked {
+		if rec["event"] == "changes" && rec["session"] == sess && rec["call_id"] == "call_1_1" && rec["workspace"] == forked {
 			forkRec = true
 		}
 		if rec["event"] == "session_start" && rec["session"] == m[1] && rec["workspace"] == forked && rec["workspace_mode"] == "copy" && rec["policy_path"] == pol {
@@ -115,6 +115,25 @@ func TestForkStartsCopySession(t *testing.T) {
 	}
 	if !forkRec || !startRec {
 		t.Errorf("audit log: fork record %v, forked session_start %v", forkRec, startRec)
+	}
+
+	// The step the run printed ([2/30]): the fork after it has v2, its
+	// printed command keeps --script; rewind to before it puts v1 back.
+	if !strings.Contains(r.stderr, "[2/30] write_file") {
+		t.Fatalf("the run did not print step 2:\n%s", r.stderr)
+	}
+	two := filepath.Join(dir, "two")
+	if f2 := ab.run(t, "fork", "--audit", log, "--script", second, sess, "2", two); f2.code != 0 || !strings.Contains(f2.stderr, "--script "+second) {
+		t.Errorf("fork at step 2: %d %q", f2.code, f2.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(two, "a.txt")); string(b) != "v2\n" {
+		t.Errorf("fork after step 2: a.txt is %q, want v2", b)
+	}
+	if rw := ab.run(t, "rewind", "--audit", log, sess, "2"); rw.code != 0 || !strings.Contains(rw.stderr, "step 2 (call call_2_1)") {
+		t.Errorf("rewind to before step 2: %d %q", rw.code, rw.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "v1\n" {
+		t.Errorf("rewind to before step 2: a.txt is %q, want v1", b)
 	}
 
 	// The policy changed since: refused, unless named.

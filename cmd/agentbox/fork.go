@@ -23,7 +23,7 @@ func forkCommand() *cli.Command {
 		Usage: "start a new copy-mode session from the workspace of a staged (rw) session as it was right after CALL: " +
 			"the checkpoint is written into DIR (new), then TASK runs there as `agentbox run --workspace DIR --workspace-mode copy` " +
 			"with the first session's policy; without a TASK, only DIR is written and the run command printed",
-		ArgsUsage: "SESSION CALL DIR | SESSION CALL --dir DIR [--] TASK...",
+		ArgsUsage: "SESSION STEP|CALL DIR | SESSION STEP|CALL --dir DIR [--] TASK...",
 		Flags: append(runCommand().Flags,
 			&cli.StringFlag{Name: "dir", Usage: "the new directory the checkpoint is written into (then every argument after CALL is the task)"}),
 		Action: func(c *cli.Context) error {
@@ -36,7 +36,7 @@ func forkCommand() *cli.Command {
 				dir, task = task[0], task[1:]
 			}
 			if len(args) < 2 || dir == "" {
-				return usageError{errors.New("fork needs SESSION, CALL (a call id or checkpoint number; see agentbox changes SESSION) and a new DIR (third argument, or --dir DIR before SESSION, then an optional TASK)")}
+				return usageError{errors.New("fork needs SESSION, CALL (the step number the run printed, [6/30] is 6, or a call id; see agentbox changes SESSION) and a new DIR (third argument, or --dir DIR before SESSION, then an optional TASK)")}
 			}
 			cp, st, err := loadEndedStage(args[0])
 			if err != nil {
@@ -50,12 +50,16 @@ func forkCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			seq, err := writeFork(c, cp, st, args[1], dst)
+			call, _, err := resolveStep(c, cp.Session, st, args[1], true)
+			if err != nil {
+				return err
+			}
+			seq, err := writeFork(c, cp, st, call, dst)
 			if err != nil {
 				return err
 			}
 			taskText := strings.TrimSpace(strings.Join(task, " "))
-			cmd := forkRunLine(dst, ppath, taskText)
+			cmd := forkRunLine(c, dst, ppath, taskText)
 			if taskText == "" {
 				fmt.Fprintf(c.App.ErrWriter, "%s is the workspace after checkpoint %d of session %s; continue with:\n  %s\n", vis(dst), seq, cp.Session, vis(cmd))
 				return nil
@@ -161,10 +165,16 @@ func forkPolicy(c *cli.Context, session string) (p *policy.Policy, path string, 
 }
 
 // forkRunLine is the run command that continues from a fork.
-func forkRunLine(dir, policyPath, task string) string {
+func forkRunLine(c *cli.Context, dir, policyPath, task string) string {
 	line := []string{"agentbox", "run", "--workspace", dir, "--workspace-mode", "copy"}
 	if policyPath != "" {
 		line = append(line, "--policy", policyPath)
+	}
+	// What fork was given is kept: the printed command runs the same way.
+	for _, f := range []string{"image", "script", "audit", "network", "model", "base-url", "approve", "backend"} {
+		if c.IsSet(f) && c.String(f) != "" {
+			line = append(line, "--"+f, c.String(f))
+		}
 	}
 	if task == "" {
 		task = "TASK"

@@ -17,14 +17,14 @@ func rewindCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "rewind",
 		Usage:     "restore the workspace to before a call of a staged (rw) session: every later change is undone (nothing is, if the workspace changed there since)",
-		ArgsUsage: "SESSION [CALL]",
+		ArgsUsage: "SESSION [STEP|CALL]",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "audit", Usage: "audit log the rewind is recorded in (default: $XDG_STATE_HOME/agentbox/audit.jsonl)", EnvVars: []string{"AGENTBOX_AUDIT"}},
 			&cli.StringFlag{Name: "audit-key-file", Usage: "HMAC key file for the audit log (else $AGENTBOX_AUDIT_KEY)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 1 || c.NArg() > 2 {
-				return usageError{errors.New("rewind needs SESSION and optionally CALL (a call id or checkpoint number; default: the last call); see agentbox changes SESSION")}
+				return usageError{errors.New("rewind needs SESSION and optionally CALL (the step number the run printed, [6/30] is 6, or a call id; default: the last call); see agentbox changes SESSION")}
 			}
 			cp, st, err := loadEndedStage(c.Args().First())
 			if err != nil {
@@ -35,7 +35,10 @@ func rewindCommand() *cli.Command {
 				return err
 			}
 			defer log.Close()
-			call := c.Args().Get(1)
+			call, said, err := resolveStep(c, cp.Session, st, c.Args().Get(1), false)
+			if err != nil {
+				return err
+			}
 			res, rerr := st.Rewind(call)
 			rec := &audit.Record{Event: audit.EventChanges, Session: cp.Session, CallID: call, Reason: "rewind", Workspace: cp.Workspace}
 			if res != nil {
@@ -53,7 +56,10 @@ func rewindCommand() *cli.Command {
 			if rerr != nil {
 				return exitWith(exitFailed, rerr)
 			}
-			fmt.Fprintf(c.App.ErrWriter, "restored %s in %s to before checkpoint %d\n", plural(len(res.Restored), "path"), textutil.OneLine(policy.Visible(cp.Workspace), 200), res.To)
+			if said != "" {
+				said = ", " + vis(said)
+			}
+			fmt.Fprintf(c.App.ErrWriter, "restored %s in %s to before checkpoint %d%s\n", plural(len(res.Restored), "path"), textutil.OneLine(policy.Visible(cp.Workspace), 200), res.To, said)
 			return nil
 		},
 	}
