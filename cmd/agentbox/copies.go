@@ -65,7 +65,7 @@ func listCopies(c *cli.Context, store workspace.Store) error {
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	n := 0
 	for _, m := range list {
-		if m.State != workspace.StatePending && m.State != workspace.StateLive && !c.Bool("all") {
+		if m.State != workspace.StatePending && m.State != workspace.StateLive && m.State != workspace.StateStaged && !c.Bool("all") {
 			continue
 		}
 		if n == 0 {
@@ -76,12 +76,34 @@ func listCopies(c *cli.Context, store workspace.Store) error {
 		if workspace.Incomplete(m.Changes) != "" {
 			count += " (incomplete)"
 		}
+		if m.State == workspace.StateLive || m.State == workspace.StateStaged {
+			count = stagedCounts(store, m.Session, count)
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", vis(m.Session), m.State, count, m.Kind, m.Created.Local().Format(time.DateTime), vis(m.Workspace))
 	}
 	if n == 0 {
-		fmt.Fprintln(c.App.Writer, "no pending changes")
+		fmt.Fprintln(c.App.Writer, "no pending changes and no rw sessions to review (--all lists every session kept)")
 	}
 	return tw.Flush()
+}
+
+// stagedCounts is what a staged (rw) session promoted and held, from its
+// checkpoints (def when they cannot be read: a copy-mode session).
+func stagedCounts(store workspace.Store, session, def string) string {
+	cp, err := store.Load(session)
+	if err != nil {
+		return def
+	}
+	cps, err := workspace.LoadCheckpoints(cp.StageDir())
+	if err != nil || len(cps) == 0 || cps[0].Kept {
+		return def
+	}
+	promoted, held := 0, 0
+	for _, k := range cps {
+		promoted += len(k.Promoted())
+		held += len(k.HeldChanges())
+	}
+	return fmt.Sprintf("%d promoted, %d held", promoted, held)
 }
 
 func statCopy(c *cli.Context, cp *workspace.Copy) error {

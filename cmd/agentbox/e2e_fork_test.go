@@ -50,6 +50,10 @@ func TestForkStartsCopySession(t *testing.T) {
 		t.Fatalf("run: %d\n%s", r.code, r.stderr)
 	}
 	sess := sessionOf(t, r.stderr)
+	// The ended rw session is listed with what it promoted and held.
+	if ls := ab.run(t, "changes"); ls.code != 0 || !strings.Contains(ls.stdout, sess) || !strings.Contains(ls.stdout, "2 promoted, 0 held") {
+		t.Errorf("changes does not list the rw session with its counts: %d %q %q", ls.code, ls.stdout, ls.stderr)
+	}
 
 	// No task: the directory and the exact command, with the policy.
 	only := filepath.Join(dir, "only")
