@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/agentbox/agentbox/sandbox/docker"
@@ -46,13 +47,21 @@ var backends = map[string]backendDef{
 }
 
 // backendFlags select the backend: run, exec, batch, mcp, gc and doctor
-// take them.
-func backendFlags() []cli.Flag {
-	return []cli.Flag{
+// take them. batch has its own --pool (tasks prepared ahead), which is
+// also the Kubernetes pool size there: without names are left out.
+func backendFlags(without ...string) []cli.Flag {
+	all := []cli.Flag{
 		&cli.StringFlag{Name: "backend", Usage: "docker | kubernetes (default: docker; kubernetes uses the cluster KUBECONFIG names)", EnvVars: []string{"AGENTBOX_BACKEND"}},
 		&cli.StringFlag{Name: "namespace", Usage: "with --backend kubernetes: the namespace sandboxes run in", Value: kubernetes.DefaultNamespace, EnvVars: []string{"AGENTBOX_K8S_NAMESPACE"}},
 		&cli.IntFlag{Name: "pool", Usage: "with --backend kubernetes (run, exec, mcp, batch): keep N idle hardened pods per sandbox shape while agentbox runs, and start sessions on an idle pod of any pool of their shape (0: keep none, only claim); a used pod is deleted, never reused", EnvVars: []string{"AGENTBOX_K8S_POOL"}},
 	}
+	out := all[:0]
+	for _, f := range all {
+		if !slices.Contains(without, f.Names()[0]) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // chosenBackend is the backend --backend selects, checked.
