@@ -39,7 +39,7 @@ func (l *lister) decideAll() {
 				continue
 			}
 			why := l.linkHazard(c.Path, c.target)
-			if why == "" || l.explicit(c.Path) {
+			if why == "" {
 				continue
 			}
 			c.Held, c.Why = HazardSymlink, why
@@ -70,15 +70,6 @@ func (l *lister) heldAbove(rel string) string {
 	return ""
 }
 
-// explicit reports a files.write.allow rule naming rel itself.
-func (l *lister) explicit(rel string) bool {
-	if l.s.Decide == nil {
-		return false
-	}
-	denied, _, exp := l.s.Decide(rel)
-	return exp && !denied
-}
-
 // decide fills c.Held: a held parent, the policy, then the host hazards.
 func (l *lister) decide(c *StagedChange) {
 	if d := l.heldAbove(c.Path); d != "" {
@@ -98,8 +89,17 @@ func (l *lister) decide(c *StagedChange) {
 		}
 		explicit = exp
 	}
+	// An allow rule naming the path lifts a hazard of the path alone
+	// (the catalogue, git's names); what the change is (a link that
+	// leaves, a special file, git's content rules) is held whatever the
+	// policy names.
 	rule, why := l.hazard(c)
-	if rule != "" && !(explicit && rule != HazardSpecial && rule != HazardParent) {
+	if explicit && rule != "" {
+		if nrule, _ := l.namedHazard(c); nrule != "" {
+			rule, why = l.typeHazard(c)
+		}
+	}
+	if rule != "" {
 		c.Held, c.Why = rule, why
 	}
 }
@@ -172,13 +172,4 @@ func boolIndex(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// explicit reports a files.write.allow rule naming rel itself.
-func (p *promoter) explicit(rel string) bool {
-	if p.s.Decide == nil {
-		return false
-	}
-	denied, _, exp := p.s.Decide(rel)
-	return exp && !denied
 }

@@ -83,6 +83,18 @@ func (a *dirGit) or(b dirGit) {
 	a.refs, a.commondir, a.conf = a.refs || b.refs, a.commondir || b.commondir, a.conf || b.conf
 }
 
+// leafHazard is the catalogue's hazard of a file or link at c.Path where
+// an entry (or its directory) goes: by its path and type alone.
+func (l *lister) leafHazard(c *StagedChange) (string, string) {
+	ownTop := l.gitView.ownGit && strings.HasPrefix(c.Path+"/", ".git/")
+	if c.Change != "deleted" && c.Type != TypeDir {
+		if e := HostRun.Match(c.Path, true, ownTop); e != nil {
+			return e.rule(), e.Tool + " (" + e.Family + "): " + e.Why + " (a file or link where its directory goes)"
+		}
+	}
+	return "", ""
+}
+
 // gitHazard is the host hazard of a change that its type, its content or
 // its directory's content make ("" when none): a link or file where a
 // catalogue entry's directory goes, a gitdir: file, the own repository's
@@ -91,11 +103,6 @@ func (l *lister) gitHazard(c *StagedChange) (string, string) {
 	v := l.gitView
 	segs := strings.Split(c.Path, "/")
 	ownTop := v.ownGit && segs[0] == ".git"
-	if c.Change != "deleted" && c.Type != TypeDir {
-		if e := HostRun.Match(c.Path, true, ownTop); e != nil {
-			return e.rule(), e.Tool + " (" + e.Family + "): " + e.Why + " (a file or link where its directory goes)"
-		}
-	}
 	if c.Change != "deleted" && c.Type == TypeFile {
 		gd, err := gitdirFile(v.upper, c.Path)
 		if err != nil {

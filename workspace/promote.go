@@ -240,7 +240,7 @@ func (p *promoter) one(c *StagedChange) error {
 	if err == nil {
 		// Decided on the bytes written: what was judged by its content
 		// is judged again on the copy, which nothing else writes.
-		if rule, why := p.contentHazard(c, tmp); rule != "" && !p.explicit(rel) {
+		if rule, why := p.contentHazard(c, tmp); rule != "" {
 			_ = p.low.Remove(tmp)
 			c.Held, c.Why = rule, why+" (in the bytes promoted)"
 			return nil

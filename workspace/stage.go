@@ -316,9 +316,26 @@ func (l *lister) sameAsLower(e *fstree.Entry, low fstree.Stamp, target string) b
 
 // hazard is the host hazard of a change ("" when none).
 func (l *lister) hazard(c *StagedChange) (string, string) {
+	if rule, why := l.namedHazard(c); rule != "" {
+		return rule, why
+	}
+	return l.typeHazard(c)
+}
+
+// namedHazard is the host hazard of a change by its path (and, for a
+// file or link, where the catalogue's directories go): what an allow
+// rule naming the path lifts.
+func (l *lister) namedHazard(c *StagedChange) (string, string) {
 	if rule, why := pathHazard(c.Path, l.ownGit); rule != "" {
 		return rule, why
 	}
+	return l.leafHazard(c)
+}
+
+// typeHazard is the host hazard of a change by what it is (a special
+// file, a link that leaves, git's content rules), "" when none: an
+// allow rule naming the path never lifts it.
+func (l *lister) typeHazard(c *StagedChange) (string, string) {
 	if c.Change != "deleted" {
 		switch c.Type {
 		case TypeSpecial:
