@@ -163,6 +163,10 @@ type batcher struct {
 	brk     *breaker
 }
 
+// sweeper is a runtime that can remove, later, the sandboxes the engine
+// could not remove when they closed (the docker backend).
+type sweeper interface{ Sweep(ctx context.Context) }
+
 // Run runs the batch. It returns when every task has finished or ctx
 // ended; in both cases every container it started has been removed and
 // every workspace copy deleted. Task failures are in the Summary, not the
@@ -196,6 +200,11 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		return Summary{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	defer res.close()
+	if sw, ok := cfg.Runtime.(sweeper); ok {
+		// Sandboxes whose removal failed while the engine was away are
+		// removed once it answers again, before the batch returns.
+		defer sw.Sweep(context.WithoutCancel(ctx))
+	}
 	jr, states, err := openJournal(filepath.Join(out, journalName), cfg.Resume)
 	if err != nil {
 		return Summary{}, fmt.Errorf("%w: %w", ErrConfig, err)

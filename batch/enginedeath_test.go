@@ -18,6 +18,10 @@ import (
 // could not get one are infra_failed, the batch pauses with a visible line
 // instead of burning through the list, resumes when the engine answers,
 // and the rest succeed; nothing is left on the engine.
+// The docker backend removes, once the engine is back, what it could
+// not remove while it was away.
+var _ sweeper = (*docker.Runtime)(nil)
+
 func TestEngineStoppedMidBatch(t *testing.T) {
 	testutil.RequireDocker(t)
 	testutil.RequirePrivateEngine(t)

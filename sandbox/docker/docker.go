@@ -23,6 +23,9 @@ type Runtime struct {
 
 	qmu sync.Mutex
 	q   *quirks // the engine's differences from Docker (podman.go)
+
+	umu       sync.Mutex
+	unremoved map[string]bool // sessions whose containers the engine could not remove yet
 }
 
 var _ sandbox.Runtime = (*Runtime)(nil)
@@ -184,7 +187,11 @@ func (d *Runtime) untrack(s *dockerSession) { d.live.Remove(s.id) }
 
 // CloseAll removes every container this runtime started that is still
 // open. The CLI calls it on SIGINT/SIGTERM.
-func (d *Runtime) CloseAll(ctx context.Context) error { return d.live.CloseAll(ctx) }
+func (d *Runtime) CloseAll(ctx context.Context) error {
+	err := d.live.CloseAll(ctx)
+	d.Sweep(ctx)
+	return err
+}
 
 // DefaultHeartbeat is how often the host pings the executor by default;
 // the executor kills every process after three silent intervals.

@@ -106,15 +106,48 @@ func ListSandboxes(ctx context.Context, eng Engine, session string) ([]string, e
 	return ids, nil
 }
 
-// removeSession removes every container labelled with session id.
+// removeSession removes every container labelled with session id; what
+// the engine could not remove (it stopped answering) is remembered for
+// Sweep.
 func (d *Runtime) removeSession(ctx context.Context, id string) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	ids, err := ListSandboxes(ctx, d.eng, id)
-	if err != nil {
+	for _, cid := range ids {
+		if rerr := d.eng.ContainerRemove(ctx, cid, container.RemoveOptions{Force: true, RemoveVolumes: true}); rerr != nil && !isNotFound(rerr) {
+			err = rerr
+		}
+	}
+	d.noteRemoved(id, err == nil)
+}
+
+// noteRemoved remembers whether session id's containers are gone.
+func (d *Runtime) noteRemoved(id string, gone bool) {
+	d.umu.Lock()
+	defer d.umu.Unlock()
+	if gone {
+		delete(d.unremoved, id)
 		return
 	}
-	for _, cid := range ids {
-		_ = d.eng.ContainerRemove(ctx, cid, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if d.unremoved == nil {
+		d.unremoved = map[string]bool{}
+	}
+	d.unremoved[id] = true
+}
+
+// Sweep removes the containers of this runtime's sessions that the
+// engine could not remove when they closed (it had stopped answering):
+// once it answers again nothing outlives its session. A batch calls it
+// before it returns; CloseAll does too. What still fails stays for the
+// next Sweep or agentbox gc.
+func (d *Runtime) Sweep(ctx context.Context) {
+	d.umu.Lock()
+	ids := make([]string, 0, len(d.unremoved))
+	for id := range d.unremoved {
+		ids = append(ids, id)
+	}
+	d.umu.Unlock()
+	for _, id := range ids {
+		d.removeSession(ctx, id)
 	}
 }

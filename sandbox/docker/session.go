@@ -172,6 +172,8 @@ func (s *dockerSession) Close(ctx context.Context) error {
 		s.wg.Wait()
 		if s.closeErr == nil {
 			s.masks.remove() // the container is gone: nothing mounts them any more
+		} else {
+			s.rt.noteRemoved(s.id, false) // Sweep tries again once the engine answers
 		}
 		s.rt.untrack(s)
 	})
