@@ -46,6 +46,7 @@ func k8sIdlePoolPods(t *testing.T, cs kubernetes.Interface, pid int) int {
 // built-in default policy, each start on a warm pod of that pool, never
 // the same one, and answer. When the keeper ends, its idle pods go.
 func TestK8sPoolExecDefaultPolicy(t *testing.T) {
+	testutil.PoolTests(t)
 	env := k8sEnv(t)
 	cfg, err := clientcmd.BuildConfigFromFlags("", testutil.Kubeconfig(t))
 	if err != nil {
