@@ -33,7 +33,7 @@ func TestMCPTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := agent.Definitions(agent.ToolInfo{CallTimeout: p.Sandbox.CallTimeout, OutputCap: int(p.Sandbox.OutputMaxBytes),
+	want := agent.Definitions(agent.ToolInfo{CallTimeout: p.Sandbox.CallTimeout, CallTimeoutMax: p.Sandbox.CallTimeoutMax, OutputCap: int(p.Sandbox.OutputMaxBytes),
 		Network: p.Sandbox.Network, WorkspaceMode: sandbox.WorkspaceRW})
 	list, err := cs.ListTools(t.Context(), nil)
 	if err != nil {

@@ -64,10 +64,10 @@ func TestApprovalsRemember(t *testing.T) {
 	dir, ws := t.TempDir(), t.TempDir()
 	env := baseEnv(t)
 	ab := abCmd{dir: dir, fullEnv: env}
-	cmd := "frobnicate-xyz --flag"
-	p := newTmuxPane(t, 160, dir, env, "exec", "--workspace", ws, "--", cmd)
+	cmd := "frobnicate-xyz run" // saved as the program and its subcommand
+	p := newTmuxPane(t, 160, dir, env, "exec", "--workspace", ws, "--", cmd+" --flag")
 	pane := p.wait("[a]lways in this workspace")
-	if !strings.Contains(pane, "[a] saves: command prefix `frobnicate-xyz --flag` in ") || !strings.Contains(pane, "approvals.json for workspace") {
+	if !strings.Contains(pane, "[a] saves: command prefix `frobnicate-xyz run` in ") || !strings.Contains(pane, "approvals.json for workspace") {
 		t.Fatalf("the prompt does not show the rule and where it is saved:\n%s", pane)
 	}
 	p.tmux("send-keys", "a") // one key, no Enter
@@ -82,7 +82,7 @@ func TestApprovalsRemember(t *testing.T) {
 	if r := ab.run(t, "exec", "--workspace", ws, "--", cmd+" more"); r.code != 127 {
 		t.Errorf("remembered command: %d %q", r.code, r.stderr)
 	}
-	if r := ab.run(t, "exec", "--workspace", ws, "--", "frobnicate-xyz --other"); r.code != 126 {
+	if r := ab.run(t, "exec", "--workspace", ws, "--", "frobnicate-xyz other"); r.code != 126 {
 		t.Errorf("another command of the same program must still ask: %d %q", r.code, r.stderr)
 	}
 	if r := ab.run(t, "approvals", "remove", "--workspace", ws, "not-there"); r.code == 0 {

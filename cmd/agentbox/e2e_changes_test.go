@@ -222,7 +222,7 @@ func TestCopyDiskBound(t *testing.T) {
 `)
 	ws := sixWorkspace(t, 10)
 	r := agentbox(t, nil, "run", "--no-memory", "--policy", pol, "--workspace", ws, "--workspace-mode", "copy", "--script", script, "fill")
-	if !strings.Contains(r.stderr, "No space left on device") || !strings.Contains(r.stderr, "filled its disk bound") || !strings.Contains(r.stderr, "16 MiB") {
+	if !strings.Contains(r.stderr, "ENOSPC") || !strings.Contains(r.stderr, "filled its disk bound") || !strings.Contains(r.stderr, "16 MiB") {
 		t.Errorf("run: %d %q", r.code, r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "big")); err == nil {

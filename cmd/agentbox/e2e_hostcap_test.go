@@ -29,6 +29,7 @@ func TestSessionsShareHostCap(t *testing.T) {
 	a := exec.Command(testutil.Binary(t), "exec", "--workspace", ws, "--audit", filepath.Join(t.TempDir(), "a.jsonl"), "--", "echo started; sleep 60")
 	a.Env = user()
 	aOut, _ := a.StdoutPipe()
+	a.WaitDelay = 10 * time.Second // a child holding its output cannot hang Wait
 	if err := a.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +42,7 @@ func TestSessionsShareHostCap(t *testing.T) {
 	b.Env = user()
 	bOut, bErr := &testutil.LockedBuffer{}, &testutil.LockedBuffer{}
 	b.Stdout, b.Stderr = bOut, bErr
+	b.WaitDelay = 10 * time.Second // a child holding its output cannot hang Wait
 	if err := b.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -52,6 +54,7 @@ func TestSessionsShareHostCap(t *testing.T) {
 	mOut, _ := m.StdoutPipe()
 	mErr := &testutil.LockedBuffer{}
 	m.Stderr = mErr
+	m.WaitDelay = 10 * time.Second // a child holding its output cannot hang Wait
 	if err := m.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -89,16 +92,29 @@ func TestSessionsShareHostCap(t *testing.T) {
 	}
 
 	_ = a.Process.Signal(syscall.SIGTERM)
-	_ = a.Wait()
-	if err := b.Wait(); err != nil || strings.TrimSpace(bOut.String()) != "b-ran" {
+	_ = testutil.WaitCmd(t, a, 2*time.Minute, "the first exec after SIGTERM")
+	if err := testutil.WaitCmd(t, b, 2*time.Minute, "the second exec after the slot was freed"); err != nil || strings.TrimSpace(bOut.String()) != "b-ran" {
 		t.Fatalf("the second exec after the slot was freed: %v %q\n%s", err, bOut.String(), bErr.String())
 	}
 	_, _ = io.WriteString(mIn, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute_bash","arguments":{"command":"echo hi"}}}`+"\n")
-	sc := bufio.NewScanner(mOut)
-	for sc.Scan() {
-		if strings.Contains(sc.Text(), `"id":2`) {
-			break
+	replied := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(mOut)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), `"id":2`) {
+				replied <- true
+				return
+			}
 		}
+		replied <- false
+	}()
+	select {
+	case ok := <-replied:
+		if !ok {
+			t.Fatalf("the mcp server ended before answering the call:\n%s", mErr.String())
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the mcp server did not answer the call within 2 minutes:\n%s", mErr.String())
 	}
 	metrics := scrape()
 	for _, want := range []string{"agentbox_mcp_tool_calls_total 1", "agentbox_mcp_sandboxes_running 1", "agentbox_mcp_slot_waiting 0", "agentbox_mcp_slot_waits_total 1"} {
@@ -107,7 +123,7 @@ func TestSessionsShareHostCap(t *testing.T) {
 		}
 	}
 	_ = mIn.Close()
-	if err := m.Wait(); err != nil {
+	if err := testutil.WaitCmd(t, m, 2*time.Minute, "the mcp server after stdin closed"); err != nil {
 		t.Errorf("mcp: %v\n%s", err, mErr.String())
 	}
 }
