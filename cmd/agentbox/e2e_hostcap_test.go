@@ -48,6 +48,12 @@ func TestSessionsShareHostCap(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = b.Process.Kill(); _ = b.Wait() })
 
+	// b queues first (the queue is first come, first served): the mcp
+	// server, which keeps its sandbox for its whole session, comes after.
+	testutil.Eventually(t, time.Minute, "the second exec to wait for the slot", func() bool {
+		return strings.Contains(bErr.String(), "waiting for a sandbox slot")
+	})
+
 	m := exec.Command(testutil.Binary(t), "mcp", "--workspace", t.TempDir(), "--metrics-addr", "127.0.0.1:0", "--audit", filepath.Join(t.TempDir(), "m.jsonl"))
 	m.Env = user()
 	mIn, _ := m.StdinPipe()
