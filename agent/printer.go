@@ -121,7 +121,27 @@ func (p *Printer) ToolCall(step, maxSteps int, o Outcome) {
 		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%d/%d] %-13s %-44s", step, maxSteps, textutil.Clip(policy.Visible(o.Tool), 40), textutil.OneLine(policy.Visible(o.Summary), 60))
+	b.WriteString(p.callLine(fmt.Sprintf("[%d/%d]", step, maxSteps), o))
+	preview, tail := o.Preview, true
+	if o.Denied || o.Invalid || o.Err != nil || o.Failure != "" {
+		preview, tail = o.Text, false
+		if o.Err != nil {
+			preview = o.Err.Error()
+		}
+	}
+	if s, ok := lookupTool(o.Tool); ok && s.quiet && !o.Denied && o.Failure == "" && o.Err == nil {
+		preview = ""
+	}
+	b.WriteString(p.previewLines(preview, tail))
+	b.WriteString(p.execTime(o))
+	p.write(b.String())
+}
+
+// callLine is a call's line after its label ("[3/30]"): the tool, what it
+// was given, the verdict and rule, and how it ended.
+func (p *Printer) callLine(label string, o Outcome) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %-13s %-44s", label, textutil.Clip(policy.Visible(o.Tool), 40), textutil.OneLine(policy.Visible(o.Summary), 60))
 	verdict := o.Decision
 	st := callStatus(o)
 	switch st {
@@ -156,19 +176,7 @@ func (p *Printer) ToolCall(step, maxSteps int, o Outcome) {
 		b.WriteString("  " + fmtDuration(o.Duration))
 	}
 	b.WriteByte('\n')
-	preview, tail := o.Preview, true
-	if o.Denied || o.Invalid || o.Err != nil || o.Failure != "" {
-		preview, tail = o.Text, false
-		if o.Err != nil {
-			preview = o.Err.Error()
-		}
-	}
-	if s, ok := lookupTool(o.Tool); ok && s.quiet && !o.Denied && o.Failure == "" && o.Err == nil {
-		preview = ""
-	}
-	b.WriteString(p.previewLines(preview, tail))
-	b.WriteString(p.execTime(o))
-	p.write(b.String())
+	return b.String()
 }
 
 // ExecTime prints only the programs stopped at exec time and the effects
@@ -272,7 +280,7 @@ func (p *Printer) Finished(step, maxSteps int, r Result) {
 	} else if r.Status == StatusOK {
 		p.write(fmt.Sprintf("[%d/%d] %s %s\n", step, maxSteps, p.paint(cBold+cGreen, "done:"), policy.Visible(strings.TrimSpace(r.Answer))))
 	} else {
-		p.write(fmt.Sprintf("[%d/%d] %s %s\n", step, maxSteps, p.paint(cBold+cRed, "stopped ("+r.Status+"):"), textutil.OneLine(policy.Visible(r.Error), 400)))
+		p.write(fmt.Sprintf("[%d/%d] %s %s\n", step, maxSteps, p.paint(cBold+cRed, "stopped ("+r.Status+"):"), textutil.OneLine(policy.Visible(r.Error), 800)))
 	}
 	if len(r.FilesChanged) > 0 {
 		var b strings.Builder

@@ -89,7 +89,7 @@ func (c *conn) setup(ctx context.Context) error {
 	if c.tools.Approver == nil {
 		c.tools.Approver = denyUnasked{}
 	}
-	_, err := c.tools.Setup(ctx, c.cfg.Setup)
+	_, err := c.tools.Setup(ctx, c.cfg.Setup, nil)
 	c.tools.Approver = nil
 	if err != nil {
 		c.broken = fmt.Errorf("the devcontainer's lifecycle commands failed: %w", err)

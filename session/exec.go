@@ -17,6 +17,7 @@ import (
 func Exec(ctx context.Context, s *Session, command string) (agent.Outcome, Closed, error) {
 	t := s.tools
 	run := true
+	var answered agent.Approver
 	switch dec := t.Policy.Decide(policy.Action{Kind: policy.Command, Command: command}); {
 	case s.o.Learn: // the pipeline records would_ask/would_deny and runs it
 	case dec.Verdict == policy.Deny:
@@ -31,8 +32,9 @@ func Exec(ctx context.Context, s *Session, command string) (agent.Outcome, Close
 			closed, _ := s.Close(ctx, End{Status: agent.StatusError, Err: err})
 			return agent.Outcome{}, closed, fmt.Errorf("asking for approval: %w", err)
 		}
-		// The answer goes to the pipeline: nobody is asked twice.
-		t.Approver, run = agent.Answered(ap), ap.Allow
+		// The answer goes to the pipeline (after the setup commands, which
+		// are asked about on their own): nobody is asked twice.
+		answered, run = agent.Answered(ap), ap.Allow
 	}
 	if run {
 		if _, err := s.Start(ctx); err != nil {
@@ -46,9 +48,12 @@ func Exec(ctx context.Context, s *Session, command string) (agent.Outcome, Close
 	var o agent.Outcome
 	var setupErr error
 	if run {
-		o, setupErr = t.Setup(ctx, s.o.Setup)
+		o, setupErr = t.Setup(ctx, s.o.Setup, s.o.SetupEvents)
 	}
 	if setupErr == nil {
+		if answered != nil {
+			t.Approver = answered
+		}
 		o = t.Exec(ctx, command)
 	} else if o.Err == nil {
 		o.Err = setupErr

@@ -70,6 +70,9 @@ type Options struct {
 	// that fails stops the rest and the command. (Run takes them in
 	// agent.RunConfig.Setup.)
 	Setup []string
+	// SetupEvents is told about each setup command Exec runs (the CLI's
+	// printer); nil = nothing.
+	SetupEvents agent.SetupEvents
 	// Notice receives what the user should know (the copy, a fallback,
 	// pending changes); nil = nowhere.
 	Notice func(string)

@@ -70,13 +70,17 @@ func execAction(c *cli.Context) error {
 	if cfg, err = agent.WithEgress(c.Context, cfg, p, log); err != nil {
 		return exitWith(exitUsage, err)
 	}
+	// The devcontainer's setup commands get a line each, as a run's calls
+	// (not a live one: their output streams).
+	setupEv := newPrinter(c)
+	setupEv.Live, setupEv.Redact = false, log.Redact
 	return withCappedRuntime(c, func(rt *cappedRuntime) error {
 		_, _ = rt.GC(c.Context) // a cheap gc first: sandboxes of dead owners go
 		// The policy decides before the sandbox starts (session.Exec).
 		s, err := session.Open(c.Context, rt, session.Options{
 			Policy: p, Sandbox: cfg, Audit: log, Approver: appr, Lazy: true, Learn: c.Bool("learn"),
 			NoOverlay: os.Getenv("AGENTBOX_OVERLAY") == "off", NoStaging: stagingOff(),
-			Record: session.Record{Task: command, Version: agentbox.Version}, Setup: before,
+			Record: session.Record{Task: command, Version: agentbox.Version}, Setup: before, SetupEvents: setupEv,
 			Notice: func(msg string) { fmt.Fprintln(c.App.ErrWriter, msg) },
 		})
 		if err != nil {
