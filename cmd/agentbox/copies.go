@@ -65,20 +65,14 @@ func listCopies(c *cli.Context, store workspace.Store) error {
 	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
 	n := 0
 	for _, m := range list {
-		if m.State != workspace.StatePending && m.State != workspace.StateLive && m.State != workspace.StateStaged && !c.Bool("all") {
+		count, review := sessionCounts(store, m)
+		if !review && !c.Bool("all") {
 			continue
 		}
 		if n == 0 {
 			fmt.Fprintln(tw, "SESSION\tSTATE\tCHANGES\tKIND\tCREATED\tWORKSPACE")
 		}
 		n++
-		count := fmt.Sprint(len(workspace.Counted(m.Changes)))
-		if workspace.Incomplete(m.Changes) != "" {
-			count += " (incomplete)"
-		}
-		if m.State == workspace.StateLive || m.State == workspace.StateStaged {
-			count = stagedCounts(store, m.Session, count)
-		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", vis(m.Session), m.State, count, m.Kind, m.Created.Local().Format(time.DateTime), vis(m.Workspace))
 	}
 	if n == 0 {
@@ -87,23 +81,44 @@ func listCopies(c *cli.Context, store workspace.Store) error {
 	return tw.Flush()
 }
 
-// stagedCounts is what a staged (rw) session promoted and held, from its
-// checkpoints (def when they cannot be read: a copy-mode session).
-func stagedCounts(store workspace.Store, session, def string) string {
+// sessionCounts is a kept session's CHANGES column and whether it is
+// there to review: a copy's changes (pending), what an rw session promoted
+// and held (one running, or one that promoted or held something), and
+// what either held back, from its checkpoints.
+func sessionCounts(store workspace.Store, m workspace.Meta) (string, bool) {
+	promoted, held, staged := stagedCounts(store, m.Session)
+	if m.State == workspace.StateLive || m.State == workspace.StateStaged {
+		return fmt.Sprintf("%d promoted, %d held", promoted, held), m.State == workspace.StateLive || promoted+held > 0
+	}
+	count := fmt.Sprint(len(workspace.Counted(m.Changes)))
+	if workspace.Incomplete(m.Changes) != "" {
+		count += " (incomplete)"
+	}
+	if staged && held > 0 {
+		count += fmt.Sprintf(" (%d held)", held)
+	}
+	return count, m.State == workspace.StatePending
+}
+
+// stagedCounts is how many changes a session's checkpoints promoted (an
+// rw session) and held (rw, or a copy that staged); ok is false when it
+// has none to read (a real copy).
+func stagedCounts(store workspace.Store, session string) (promoted, held int, ok bool) {
 	cp, err := store.Load(session)
 	if err != nil {
-		return def
+		return 0, 0, false
 	}
 	cps, err := workspace.LoadCheckpoints(cp.StageDir())
-	if err != nil || len(cps) == 0 || cps[0].Kept {
-		return def
+	if err != nil {
+		return 0, 0, false
 	}
-	promoted, held := 0, 0
 	for _, k := range cps {
-		promoted += len(k.Promoted())
+		if !k.Kept {
+			promoted += len(k.Promoted())
+		}
 		held += len(k.HeldChanges())
 	}
-	return fmt.Sprintf("%d promoted, %d held", promoted, held)
+	return promoted, held, true
 }
 
 func statCopy(c *cli.Context, cp *workspace.Copy) error {
