@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/testutil"
+	"mvdan.cc/sh/v3/shell"
 )
 
 const forkPolicy = `version: 1
@@ -55,10 +56,12 @@ func TestForkStartsCopySession(t *testing.T) {
 		t.Errorf("changes does not list the rw session with its counts: %d %q %q", ls.code, ls.stdout, ls.stderr)
 	}
 
-	// No task: the directory and the exact command, with the policy.
+	// No task: the directory and the exact command, with the policy and
+	// the session's own task (no TASK placeholder).
 	only := filepath.Join(dir, "only")
 	fk := ab.run(t, "fork", "--audit", log, "--image", "base", sess, "1", only)
-	if fk.code != 0 || !strings.Contains(fk.stderr, "agentbox run --workspace "+only+" --workspace-mode copy --policy "+pol+" --image base --audit "+log+" TASK") {
+	if fk.code != 0 || !strings.Contains(fk.stderr, "agentbox run --workspace "+only+" --workspace-mode copy --policy "+pol+" --image base --audit "+log+" -- 'edit twice'\n") ||
+		strings.Contains(fk.stderr, "TASK") {
 		t.Fatalf("fork without a task: %d %q", fk.code, fk.stderr)
 	}
 	if b, _ := os.ReadFile(filepath.Join(only, "a.txt")); string(b) != "v1\n" {
@@ -127,8 +130,22 @@ func TestForkStartsCopySession(t *testing.T) {
 		t.Fatalf("the run did not print step 2:\n%s", r.stderr)
 	}
 	two := filepath.Join(dir, "two")
-	if f2 := ab.run(t, "fork", "--audit", log, "--script", second, sess, "2", two); f2.code != 0 || !strings.Contains(f2.stderr, "--script "+second) {
+	f2 := ab.run(t, "fork", "--audit", log, "--script", second, sess, "2", two)
+	if f2.code != 0 || !strings.Contains(f2.stderr, "--script "+second) {
 		t.Errorf("fork at step 2: %d %q", f2.code, f2.stderr)
+	}
+	// The printed command pastes as it is: it runs the session's task on
+	// the fork.
+	if i := strings.Index(f2.stderr, "\n  agentbox run "); i < 0 {
+		t.Errorf("fork at step 2 printed no run command: %q", f2.stderr)
+	} else {
+		words, err := shell.Fields(strings.TrimSpace(strings.SplitN(f2.stderr[i+3:], "\n", 2)[0]), nil)
+		if err != nil || len(words) < 2 {
+			t.Fatalf("the printed command is not one shell command: %v %q", err, f2.stderr)
+		}
+		if p := ab.run(t, append([]string{"run", "--no-memory"}, words[2:]...)...); p.code != 0 || !strings.Contains(p.stderr, "agentbox apply ") {
+			t.Errorf("the printed command, pasted: %d %q", p.code, p.stderr)
+		}
 	}
 	if b, _ := os.ReadFile(filepath.Join(two, "a.txt")); string(b) != "v2\n" {
 		t.Errorf("fork after step 2: a.txt is %q, want v2", b)

@@ -12,6 +12,7 @@ import (
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/workspace"
 	"github.com/urfave/cli/v2"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // forkCommand writes a staged session's workspace as it was after a call
@@ -46,7 +47,8 @@ func forkCommand() *cli.Command {
 			if err != nil {
 				return exitWith(exitUsage, err)
 			}
-			p, ppath, err := forkPolicy(c, cp.Session)
+			start, serr := sessionStart(c, cp.Session)
+			p, ppath, err := forkPolicy(c, cp.Session, start, serr)
 			if err != nil {
 				return err
 			}
@@ -59,12 +61,18 @@ func forkCommand() *cli.Command {
 				return err
 			}
 			taskText := strings.TrimSpace(strings.Join(task, " "))
-			cmd := forkRunLine(c, dst, ppath, taskText)
 			if taskText == "" {
-				fmt.Fprintf(c.App.ErrWriter, "%s is the workspace after checkpoint %d of session %s; continue with:\n  %s\n", vis(dst), seq, cp.Session, vis(cmd))
+				// The command to continue: the session's own task (or,
+				// unknown, none: the user's goes at the end).
+				was, then := "", "continue with (your task at the end)"
+				if start != nil && strings.TrimSpace(start.Task) != "" {
+					was, then = start.Task, "continue with (the session's task; change it at the end)"
+				}
+				fmt.Fprintf(c.App.ErrWriter, "%s is the workspace after checkpoint %d of session %s; %s:\n  %s\n", vis(dst), seq, cp.Session, then, policy.Visible(forkRunLine(c, dst, ppath, was)))
 				return nil
 			}
-			fmt.Fprintf(c.App.ErrWriter, "%s is the workspace after checkpoint %d of session %s; running:\n  %s\n", vis(dst), seq, cp.Session, vis(cmd))
+			cmd := forkRunLine(c, dst, ppath, taskText)
+			fmt.Fprintf(c.App.ErrWriter, "%s is the workspace after checkpoint %d of session %s; running:\n  %s\n", vis(dst), seq, cp.Session, policy.Visible(cmd))
 			for name, v := range map[string]string{"workspace": dst, "workspace-mode": "copy"} {
 				if err := c.Set(name, v); err != nil {
 					return exitWith(exitUsage, err)
@@ -122,20 +130,13 @@ func forkedRun(c *cli.Context) (forkRun, bool) {
 	return f, ok
 }
 
-// forkPolicy is the policy a fork runs with: --policy when given, else
-// the one the session's session_start names, which must be unchanged
-// (same sha256) or built in. path is "" for the built-in default.
-func forkPolicy(c *cli.Context, session string) (p *policy.Policy, path string, err error) {
-	if c.IsSet("policy") {
-		if p, err = loadPolicy(c); err != nil {
-			return nil, "", err
-		}
-		return p, p.Source(), nil
-	}
+// sessionStart is the session's session_start record in the audit log
+// (nil, and the error saying why, when it cannot be found).
+func sessionStart(c *cli.Context, session string) (*audit.Record, error) {
 	logPath := auditPathOf(c)
 	f, err := os.Open(logPath)
 	if err != nil {
-		return nil, "", exitWith(exitUsage, fmt.Errorf("reading the audit log for the policy of session %s: %w; pass --audit or --policy", session, err))
+		return nil, exitWith(exitUsage, fmt.Errorf("reading the audit log for the policy of session %s: %w; pass --audit or --policy", session, err))
 	}
 	defer f.Close()
 	var start *audit.Record
@@ -146,11 +147,28 @@ func forkPolicy(c *cli.Context, session string) (p *policy.Policy, path string, 
 		return nil
 	})
 	if err != nil {
-		return nil, "", exitWith(exitFailed, fmt.Errorf("reading %s: %w", logPath, err))
+		return nil, exitWith(exitFailed, fmt.Errorf("reading %s: %w", logPath, err))
+	}
+	if start == nil {
+		return nil, exitWith(exitUsage, fmt.Errorf("no session_start of session %s in %s: pass --audit (the log it was recorded in) or --policy", session, logPath))
+	}
+	return start, nil
+}
+
+// forkPolicy is the policy a fork runs with: --policy when given, else
+// the one the session's session_start (start, or the error finding it)
+// names, which must be unchanged (same sha256) or built in. path is ""
+// for the built-in default.
+func forkPolicy(c *cli.Context, session string, start *audit.Record, startErr error) (p *policy.Policy, path string, err error) {
+	if c.IsSet("policy") {
+		if p, err = loadPolicy(c); err != nil {
+			return nil, "", err
+		}
+		return p, p.Source(), nil
 	}
 	switch {
-	case start == nil:
-		return nil, "", exitWith(exitUsage, fmt.Errorf("no session_start of session %s in %s: pass --audit (the log it was recorded in) or --policy", session, logPath))
+	case startErr != nil:
+		return nil, "", startErr
 	case start.PolicyPath == "" || start.PolicyPath == "built-in":
 		return policy.Default(), "", nil
 	}
@@ -164,7 +182,9 @@ func forkPolicy(c *cli.Context, session string) (p *policy.Policy, path string, 
 	return p, start.PolicyPath, nil
 }
 
-// forkRunLine is the run command that continues from a fork.
+// forkRunLine is the run command that continues from a fork, complete
+// when task is not "" (after --: a task that starts with - stays one),
+// whole (never clipped) and on one line.
 func forkRunLine(c *cli.Context, dir, policyPath, task string) string {
 	line := []string{"agentbox", "run", "--workspace", dir, "--workspace-mode", "copy"}
 	if policyPath != "" {
@@ -176,12 +196,16 @@ func forkRunLine(c *cli.Context, dir, policyPath, task string) string {
 			line = append(line, "--"+f, c.String(f))
 		}
 	}
-	if task == "" {
-		task = "TASK"
+	if task != "" {
+		line = append(line, "--", task)
 	}
-	line = append(line, task)
 	for i, w := range line {
 		line[i] = shellQuote(w)
+		if strings.ContainsAny(w, "\n\t") || policy.Visible(w) != w {
+			if q, err := syntax.Quote(w, syntax.LangBash); err == nil {
+				line[i] = q // $'…': one line, every character escaped
+			}
+		}
 	}
 	return strings.Join(line, " ")
 }
