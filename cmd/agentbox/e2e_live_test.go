@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,15 +93,38 @@ func liveLine(t *testing.T, width int, termName string) {
 			}
 		}
 	}
-	if err := os.WriteFile(gate, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	openGate(t, pane(), gate)
 	p := waitFor("end", func(p string) bool { return strings.Contains(p, "EXIT=") })
 	if !strings.Contains(p, "EXIT=0") || strings.Contains(p, "execute_bash running") || !strings.Contains(p, "[1/30] execute_bash") {
 		t.Errorf("after the call the live line must be gone:\n%s", p)
 	}
 	if b, _ := os.ReadFile(out); string(b) != "finished\n" {
 		t.Errorf("answer on stdout: %q", b)
+	}
+}
+
+// openGate makes the gate file the command waits for visible in the
+// sandbox: written in the running container (docker exec), since a file
+// the host adds to a staged workspace's lower layer after the sandbox
+// looked it up may stay invisible through the overlay; and on the host
+// for a workspace that is not staged.
+func openGate(t *testing.T, pane, gate string) {
+	t.Helper()
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`session ([0-9a-f]{32})`).FindStringSubmatch(pane)
+	if m == nil {
+		t.Fatalf("no session id on the pane:\n%s", pane)
+	}
+	ids, err := exec.Command("docker", "ps", "-q", "--filter", "label=agentbox.session="+m[1]).Output()
+	if err != nil {
+		t.Fatalf("docker ps: %v", err)
+	}
+	for _, id := range strings.Fields(string(ids)) {
+		if out, err := exec.Command("docker", "exec", id, "touch", "/workspace/"+filepath.Base(gate)).CombinedOutput(); err != nil {
+			t.Logf("docker exec touch in %s: %v %s", id, err, out)
+		}
 	}
 }
 

@@ -3,6 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/audit"
@@ -39,7 +42,7 @@ func (h header) print(w io.Writer) {
 	if h.learn {
 		fmt.Fprintln(w, learnLine)
 	}
-	if h.git != "" {
+	if h.git != "" && (!strings.HasPrefix(h.git, policy.GitIdentityNone) || isGitWorkspace(h.workspace)) {
 		fmt.Fprintf(w, "git commits as %s\n", h.git)
 	}
 	line := h.broker
@@ -49,6 +52,14 @@ func (h header) print(w io.Writer) {
 	if line != "" {
 		fmt.Fprintf(w, "network: %s\n", line)
 	}
+}
+
+// isGitWorkspace reports whether the workspace's root holds a .git (a
+// directory or a gitdir file): only there does "git commits as none" tell
+// the user something they can act on before the agent commits.
+func isGitWorkspace(ws string) bool {
+	_, err := os.Lstat(filepath.Join(ws, ".git"))
+	return err == nil
 }
 
 // auditPathOf is the audit log path the command writes to (as
