@@ -32,10 +32,10 @@ func NormalizePath(escaped string) (string, error) {
 			b.WriteByte(c)
 			continue
 		}
-		if i+2 >= len(escaped) || !isHexDigit(escaped[i+1]) || !isHexDigit(escaped[i+2]) {
+		d, ok := PercentByte(escaped[i:])
+		if !ok {
 			return "", errors.New("a bad percent escape in the path")
 		}
-		d := hexVal(escaped[i+1])<<4 | hexVal(escaped[i+2])
 		switch {
 		case d == '/' || d == '\\':
 			return "", errors.New("an encoded slash or backslash (%2F, %5C) is a separator to some servers and not to others")
@@ -86,8 +86,8 @@ func removeDots(p string) string {
 func matchPath(norm string, caseSensitive bool) string {
 	var b strings.Builder
 	for i := 0; i < len(norm); i++ {
-		if norm[i] == '%' && i+2 < len(norm) && isHexDigit(norm[i+1]) && isHexDigit(norm[i+2]) {
-			b.WriteByte(hexVal(norm[i+1])<<4 | hexVal(norm[i+2]))
+		if d, ok := PercentByte(norm[i:]); ok {
+			b.WriteByte(d)
 			i += 2
 			continue
 		}
@@ -117,18 +117,4 @@ func rulePattern(p string, caseSensitive bool) string {
 
 func isUnreserved(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
-}
-
-func isHexDigit(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-func hexVal(c byte) byte {
-	switch {
-	case c >= 'a':
-		return c - 'a' + 10
-	case c >= 'A':
-		return c - 'A' + 10
-	}
-	return c - '0'
 }

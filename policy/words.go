@@ -140,7 +140,7 @@ func ansiC(s string) string {
 		case 'x', 'u', 'U':
 			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
 			j := i + 1
-			for j < len(s) && j-i-1 < max && isHex(s[j]) {
+			for j < len(s) && j-i-1 < max && isHexDigit(s[j]) {
 				j++
 			}
 			if j == i+1 {
@@ -169,10 +169,6 @@ func ansiC(s string) string {
 		}
 	}
 	return sb.String()
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // globChars reports whether an unquoted literal (after unescaping, with
