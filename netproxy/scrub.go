@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
-	"io"
 	"strings"
+	"sync"
 )
 
 // scrubber finds the secrets' values in what an upstream sends: each
@@ -14,15 +14,26 @@ import (
 // and HTML character references (&#114; &#x72;); and its hex and base64
 // (standard and URL alphabets, at the three alignments it can have inside
 // a longer encoded string, so "Basic base64(user:value)" is caught too).
+//
+// Everything it needs is computed once, when the session's secrets are
+// known; a scan then skips what cannot be part of a match without looking
+// at every byte: every byte of every spelling is in alpha, and every
+// spelling is at least minLen long, so one byte in minLen outside alpha
+// rules out every match across it (binary and most text is skipped that
+// way), and within a run of alpha bytes only the positions whose first two
+// bytes can open a spelling (pairs) are tried.
 type scrubber struct {
-	vals [][]byte // the values, matched unit by unit
-	lits [][]byte // encoded forms, matched exactly
-	keep int      // the longest match, less one: what a reader holds back
-}
+	vals   [][]byte // the values, matched unit by unit
+	lits   [][]byte // encoded forms, matched exactly
+	keep   int      // the longest match, less one
+	minLen int      // the shortest match
 
-// maxUnit is the longest spelling of one byte the scrubber decodes
-// (&#x0000072; is refused: at most 7 digits in a character reference).
-const maxUnit = 11
+	alpha  [256]bool            // the bytes any spelling is made of
+	pairs  [1 << 16 / 64]uint64 // the first two bytes of any spelling, as a bit set
+	byHead [256][][]byte        // lits by their first byte
+
+	bufs sync.Pool // *[]byte of readBuf+keep bytes, for scrubReaders
+}
 
 func newScrubber(values []string) *scrubber {
 	s := &scrubber{}
@@ -37,8 +48,70 @@ func newScrubber(values []string) *scrubber {
 			s.keep = max(s.keep, len(f)-1)
 		}
 	}
+	s.minLen = s.keep + 1
+	for _, v := range s.vals {
+		s.minLen = min(s.minLen, len(v))
+		for _, c := range v {
+			s.alpha[lower(c)], s.alpha[upper(c)] = true, true
+		}
+		for _, c := range []byte(escapeBytes) {
+			s.alpha[c] = true
+		}
+		// A spelling opens with the first unit's first byte and either
+		// the next unit's first byte or the rest of the first unit.
+		next := allBytes()
+		if len(v) > 1 {
+			next = unitStarts(v[1])
+		}
+		for _, c := range []byte{lower(v[0]), upper(v[0])} {
+			s.addPairs(c, next)
+		}
+		pct := []byte{}
+		for _, c := range []byte{lower(v[0]), upper(v[0])} {
+			h := hex.EncodeToString([]byte{c})[0]
+			pct = append(pct, h, upper(h))
+		}
+		s.addPairs('%', pct)
+		s.addPairs('\\', []byte{'u', 'U', 'x', 'X', v[0]})
+		s.addPairs('&', []byte{'#'})
+		if c := v[0]; c == '%' || c == '\\' || c == '&' {
+			s.addPairs(c, allBytes()) // an escape that does not parse is the literal byte
+		}
+	}
+	for _, f := range s.lits {
+		s.minLen = min(s.minLen, len(f))
+		for _, c := range f {
+			s.alpha[c] = true
+		}
+		s.addPairs(f[0], f[1:2])
+		s.byHead[f[0]] = append(s.byHead[f[0]], f)
+	}
+	size := readBuf + s.hold()
+	s.bufs.New = func() any {
+		b := make([]byte, size)
+		return &b
+	}
 	return s
 }
+
+func (s *scrubber) addPairs(first byte, seconds []byte) {
+	for _, c := range seconds {
+		k := uint(first)<<8 | uint(c)
+		s.pairs[k>>6] |= 1 << (k & 63)
+	}
+}
+
+func allBytes() []byte {
+	b := make([]byte, 256)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return b
+}
+
+// hold is what a reader holds back until more arrives: a match that
+// starts before it is whole, and so is the last escape in it.
+func (s *scrubber) hold() int { return s.keep + maxUnit - 1 }
 
 func (s *scrubber) empty() bool { return s == nil || len(s.vals) == 0 }
 
@@ -62,37 +135,72 @@ func encodedForms(v string) [][]byte {
 	return out
 }
 
-// mask overwrites every occurrence of a value in b with '*' (the length
-// is kept, so is a response's framing) and reports whether it found one.
-func (s *scrubber) mask(b []byte) bool {
+// mask overwrites every spelling of a value that starts in b[:limit] with
+// '*' (the length is kept, so is a response's framing) and reports whether
+// it found one. Every match is in a run of alpha bytes at least minLen
+// long, and covers one of the positions minLen apart after the end of the
+// last run looked at: only those positions are read until one is in alpha.
+func (s *scrubber) mask(b []byte, limit int) bool {
 	found := false
-	for _, v := range s.lits {
-		for off := 0; ; {
-			i := bytes.Index(b[off:], v)
-			if i < 0 {
-				break
-			}
-			found = true
-			star(b[off+i : off+i+len(v)])
-			off += i + len(v)
+	step := s.minLen
+	done := 0 // runs before done are scanned
+	for j := step - 1; j < len(b) && done < limit; {
+		if !s.alpha[b[j]] {
+			j += step
+			continue
 		}
+		start, end := j, j+1
+		for start > done && s.alpha[b[start-1]] {
+			start--
+		}
+		for end < len(b) && s.alpha[b[end]] {
+			end++
+		}
+		if end-start >= step && start < limit && s.maskRun(b, start, end, limit) {
+			found = true
+		}
+		done = end
+		j = end + step // b[end] is not in alpha: the next match starts after it
 	}
-	for _, v := range s.vals {
-		c0 := v[0]
-		lo, up := lower(c0), upper(c0)
-		for i := 0; i < len(b); i++ {
-			c := b[i]
-			if c != lo && c != up && c != '%' && c != '\\' && c != '&' {
+	return found
+}
+
+// maskRun masks the spellings that start in b[start:min(end, limit)],
+// a run of alpha bytes. A spelling is read on past end, as the upstream's
+// reader would (an escape cut at end would read as a literal), but never
+// ends there.
+func (s *scrubber) maskRun(b []byte, start, end, limit int) bool {
+	found := false
+	for i := start; i+s.minLen <= end && i < limit; i++ {
+		if i+1 < len(b) {
+			k := uint(b[i])<<8 | uint(b[i+1])
+			if s.pairs[k>>6]&(1<<(k&63)) == 0 {
 				continue
 			}
-			if n := matchAt(b[i:], v); n > 0 {
-				found = true
-				star(b[i : i+n])
-				i += n - 1
-			}
+		}
+		if n := s.matchAt(b[i:]); n > 0 {
+			found = true
+			star(b[i : i+n])
+			i += n - 1
 		}
 	}
 	return found
+}
+
+// matchAt is the length of the spelling of a value or encoded form that
+// starts b, or 0.
+func (s *scrubber) matchAt(b []byte) int {
+	for _, f := range s.byHead[b[0]] {
+		if bytes.HasPrefix(b, f) {
+			return len(f)
+		}
+	}
+	for _, v := range s.vals {
+		if n := matchAt(b, v); n > 0 {
+			return n
+		}
+	}
+	return 0
 }
 
 func star(b []byte) {
@@ -101,158 +209,14 @@ func star(b []byte) {
 	}
 }
 
-// matchAt is the length of the spelling of v that starts b, or 0.
-func matchAt(b, v []byte) int {
-	p := 0
-	for _, want := range v {
-		c, n := unit(b[p:])
-		if n == 0 || lower(c) != lower(want) {
-			return 0
-		}
-		p += n
-	}
-	return p
-}
-
-// unit decodes the byte spelled at the start of b and its length (0: b is
-// empty).
-func unit(b []byte) (byte, int) {
-	if len(b) == 0 {
-		return 0, 0
-	}
-	switch b[0] {
-	case '%':
-		if len(b) >= 3 && isHex(b[1]) && isHex(b[2]) {
-			return unhex(b[1])<<4 | unhex(b[2]), 3
-		}
-	case '\\':
-		if len(b) >= 6 && (b[1] == 'u' || b[1] == 'U') && b[2] == '0' && b[3] == '0' && isHex(b[4]) && isHex(b[5]) {
-			return unhex(b[4])<<4 | unhex(b[5]), 6
-		}
-		if len(b) >= 4 && (b[1] == 'x' || b[1] == 'X') && isHex(b[2]) && isHex(b[3]) {
-			return unhex(b[2])<<4 | unhex(b[3]), 4
-		}
-		if len(b) >= 2 && b[1] < 0x80 && !isAlnum(b[1]) {
-			return b[1], 2 // \/ \" \\ \- ...
-		}
-	case '&':
-		if len(b) >= 4 && b[1] == '#' {
-			return charRef(b)
-		}
-	}
-	return b[0], 1
-}
-
-// charRef decodes &#DDD; or &#xHH; (b starts with "&#"), up to 7 digits.
-func charRef(b []byte) (byte, int) {
-	i, base := 2, 10
-	if b[2] == 'x' || b[2] == 'X' {
-		i, base = 3, 16
-	}
-	v, start := 0, i
-	for ; i < len(b) && i-start < 8; i++ {
-		c := b[i]
-		switch {
-		case c >= '0' && c <= '9', base == 16 && isHex(c):
-			v = v*base + int(unhex(c))
-			continue
-		case c == ';' && i > start && v < 0x100:
-			return byte(v), i + 1
-		}
-		break
-	}
-	return '&', 1
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case c >= 'a':
-		return c - 'a' + 10
-	case c >= 'A':
-		return c - 'A' + 10
-	}
-	return c - '0'
-}
-
-func isAlnum(c byte) bool { return c >= '0' && c <= '9' || lower(c) >= 'a' && lower(c) <= 'z' }
-
-func lower(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-func upper(c byte) byte {
-	if c >= 'a' && c <= 'z' {
-		return c - 'a' + 'A'
-	}
-	return c
-}
-
 // String masks the values in str.
 func (s *scrubber) String(str string) string {
 	if s.empty() {
 		return str
 	}
 	b := []byte(str)
-	if !s.mask(b) {
+	if !s.mask(b, len(b)) {
 		return str
 	}
 	return string(b)
-}
-
-// scrubReader masks every value in what r yields. It holds back the last
-// keep bytes until more arrive, so a value split across reads is still
-// found.
-type scrubReader struct {
-	r     io.Reader
-	s     *scrubber
-	buf   []byte // bytes read, not yet handed out
-	ready int    // buf[:ready] are scrubbed and may be handed out
-	eof   bool
-	err   error
-}
-
-func newScrubReader(r io.Reader, s *scrubber) io.Reader {
-	if s.empty() {
-		return r
-	}
-	return &scrubReader{r: r, s: s, buf: make([]byte, 0, 64<<10+s.keep)}
-}
-
-func (s *scrubReader) Read(p []byte) (int, error) {
-	keep := s.s.keep
-	for s.ready == 0 {
-		if s.eof {
-			if len(s.buf) == 0 {
-				return 0, s.err
-			}
-			s.ready = len(s.buf)
-			break
-		}
-		if cap(s.buf)-len(s.buf) < 32<<10 {
-			nb := make([]byte, len(s.buf), 2*cap(s.buf)+keep)
-			copy(nb, s.buf)
-			s.buf = nb
-		}
-		n, err := s.r.Read(s.buf[len(s.buf):cap(s.buf)])
-		s.buf = s.buf[:len(s.buf)+n]
-		if err != nil {
-			s.eof, s.err = true, err
-		}
-		s.s.mask(s.buf)
-		if !s.eof && len(s.buf) > keep {
-			s.ready = len(s.buf) - keep
-		}
-	}
-	n := copy(p, s.buf[:s.ready])
-	rest := copy(s.buf, s.buf[n:])
-	s.buf = s.buf[:rest]
-	s.ready -= n
-	return n, nil
 }
