@@ -277,9 +277,12 @@ func report(rows []row, gobench string) string {
 			float64(api)/float64(warm), overhead, ms(inner), ms(bash), float64(start)/float64(run), ms(native), ms(warm))
 	}
 	if gobench != "" {
-		b.WriteString("\n## Go benchmarks\n\n`go test -run '^$' -bench . -benchmem -benchtime 2s` on the policy, audit, agent, batch, netproxy, sandbox/executor, sandbox/kubernetes and workspace packages (BenchmarkExecTraceOverhead: the same call traced, judged, identified by content against a manifest and checked against the prediction, against untraced, on the host; BenchmarkBatch against BenchmarkBatchCapped: tasks/min at concurrency 1, 2 and 4 without and under the host-wide sandbox cap (default: the number of CPUs); BenchmarkSessionStart, BenchmarkWarmExec and BenchmarkBatchBackends: Docker and the local Kubernetes cluster side by side, the Kubernetes rows skipped without a cluster) (ns/op is per operation named in the benchmark).\n\n```\n")
+		b.WriteString("\n## Go benchmarks\n\n`go test -run '^$' -bench . -benchmem -benchtime 2s` on the policy, audit, agent, batch, netproxy, sandbox/executor, sandbox/kubernetes and workspace packages (BenchmarkExecTraceOverhead: the same call traced, judged, identified by content against a manifest and checked against the prediction, against untraced, on the host; BenchmarkBatch against BenchmarkBatchCapped: tasks/min at concurrency 1, 2 and 4 without and under the host-wide sandbox cap (default: the number of CPUs); BenchmarkSessionStart, BenchmarkWarmExec and BenchmarkBatchBackends: Docker and the local Kubernetes cluster side by side, the Kubernetes rows skipped without a cluster; BenchmarkHTTPSDownload100MB: direct, through a plain tunnel and through the intercepting proxy, cpu-ms/op the CPU time of server, proxy and client together; BenchmarkScrubCopy100MB: a response body copied directly and through the secret scrubber, for zeros, random bytes and JSON text) (ns/op is per operation named in the benchmark).\n\n```\n")
 		b.WriteString(gobench)
 		b.WriteString("\n```\n")
+		if sum := interceptSummary(gobench); sum != "" {
+			b.WriteString("\n" + sum)
+		}
 	}
 	return b.String()
 }
