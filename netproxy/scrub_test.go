@@ -122,3 +122,17 @@ func FuzzScrubSpellings(f *testing.F) {
 		}
 	})
 }
+
+// TestScrubValueWithEscapeBytes: a value holding what reads as an escape
+// (%41, \x41, &#65;) is masked sent verbatim too, not only decoded.
+func TestScrubValueWithEscapeBytes(t *testing.T) {
+	for _, v := range []string{"pa%41ss-secret", `pa\x41ss-secret`, "pa&#65;ss-secret", "secret-ends%", "%25%25%25%25%25%25%25%25%25%25%25%25"} {
+		sc := newScrubber([]string{v})
+		for _, around := range []string{"", "41", "x"} {
+			in := "<" + v + around + ">"
+			if got := sc.String(in); strings.Contains(got, v) {
+				t.Errorf("%q: %q left in %q", v, v, got)
+			}
+		}
+	}
+}

@@ -1,22 +1,57 @@
 package netproxy
 
-import "github.com/agentbox/agentbox/policy"
+import (
+	"slices"
+
+	"github.com/agentbox/agentbox/policy"
+)
 
 // maxUnit is the longest spelling of one byte the scrubber decodes
 // (&#x0000072; is refused: at most 7 digits in a character reference).
 const maxUnit = 11
 
-// matchAt is the length of the spelling of v that starts b, or 0.
+// matchAt is the length of the longest spelling of v that starts b, or 0.
+// Where v has a '%', '\\' or '&' and b an escape starting with it, both
+// readings are followed: "a%41" is the literal value a%41 as well as aA.
 func matchAt(b, v []byte) int {
 	p := 0
-	for _, want := range v {
+	for k, want := range v {
 		c, n := unit(b[p:])
-		if n == 0 || lower(c) != lower(want) {
+		if n == 0 {
+			return 0
+		}
+		if n > 1 && b[p] == want {
+			return matchEvery(b, v[k:], p)
+		}
+		if lower(c) != lower(want) {
 			return 0
 		}
 		p += n
 	}
 	return p
+}
+
+// matchEvery follows every reading of v from b[p:] at once: the end of the
+// longest spelling, or 0.
+func matchEvery(b, v []byte, p int) int {
+	at := []int{p}
+	for _, want := range v {
+		var next []int
+		for _, p := range at {
+			c, n := unit(b[p:])
+			if n > 0 && lower(c) == lower(want) && !slices.Contains(next, p+n) {
+				next = append(next, p+n)
+			}
+			if n > 1 && b[p] == want && !slices.Contains(next, p+1) {
+				next = append(next, p+1)
+			}
+		}
+		if len(next) == 0 {
+			return 0
+		}
+		at = next
+	}
+	return slices.Max(at)
 }
 
 // unit decodes the byte spelled at the start of b and its length (0: b is
