@@ -61,9 +61,7 @@ func (p *Proxy) intercept(ctx context.Context, c net.Conn, br *bufio.Reader, up 
 			return fmt.Errorf("TLS from the sandbox: %w (does the client trust the session CA? SSL_CERT_FILE points at it)", err)
 		}
 		cconn = tc
-		// Records are read from the upstream up to 64 KiB at a time: fewer
-		// reads when it sends faster than the sandbox takes.
-		uc := tls.Client(&readerConn{Conn: up, r: bufio.NewReaderSize(up, 64<<10)}, &tls.Config{
+		uc := tls.Client(up, &tls.Config{
 			ServerName: t.Host,
 			RootCAs:    b.Roots,
 			NextProtos: []string{"http/1.1"},
