@@ -20,6 +20,7 @@ const (
 	LabelOwner     = "agentbox.owner"       // "<pid>:<start time in clock ticks>"
 	LabelOwnerNS   = "agentbox.owner.pidns" // inode of the owner's PID namespace
 	LabelOwnerBoot = "agentbox.owner.boot"  // /proc/sys/kernel/random/boot_id of the owner's kernel
+	LabelOwnerUID  = "agentbox.owner.uid"   // the uid the owner ran as: whose gc removes it (GCOptions.Covers)
 	LabelHost      = "agentbox.host"        // hostname of the owning process
 	LabelTimeout   = "agentbox.timeout"     // the session timeout in seconds (0 = not said)
 )
@@ -74,9 +75,10 @@ func OwnerLabel() string {
 }
 
 // OwnerLabels are the labels identifying the current process (pid and
-// start time, PID namespace, boot).
+// start time, PID namespace, boot) and the user it runs as.
 func OwnerLabels() map[string]string {
-	return map[string]string{LabelOwner: OwnerLabel(), LabelOwnerNS: pidNamespace(), LabelOwnerBoot: bootOnce()}
+	return map[string]string{LabelOwner: OwnerLabel(), LabelOwnerNS: pidNamespace(), LabelOwnerBoot: bootOnce(),
+		LabelOwnerUID: strconv.Itoa(os.Getuid())}
 }
 
 // Hostname is this machine's name for LabelHost ("" unknown).

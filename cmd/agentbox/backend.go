@@ -17,7 +17,7 @@ import (
 type backend interface {
 	sandbox.Runtime
 	sandbox.Capable
-	GC(ctx context.Context) ([]sandbox.Removed, error)
+	GC(ctx context.Context, o sandbox.GCOptions) (sandbox.GCResult, error)
 	Close(ctx context.Context) error
 }
 

@@ -169,7 +169,7 @@ func batchAction(c *cli.Context) error {
 		return exitWith(errorExitCode(err), fmt.Errorf("%w; no task was started", err))
 	}
 	return withRuntime(c, func(rt backend) error {
-		_, _ = rt.GC(c.Context)
+		_, _ = rt.GC(c.Context, sandbox.GCOptions{})
 		if err := checkBatchImages(c.Context, rt, def, cfg.Sandbox, tasks); err != nil {
 			return exitWith(errorExitCode(err), fmt.Errorf("%w; no task was started", err))
 		}

@@ -199,19 +199,24 @@ func loadCopyArg(c *cli.Context) (*workspace.Copy, error) {
 	return cp, nil
 }
 
-// gcCopies removes applied, discarded, empty and expired copies.
-func gcCopies(c *cli.Context) (int, error) {
+// gcCopies removes applied, discarded, empty and expired copies, saying
+// what it waits on through p.
+func gcCopies(c *cli.Context, p *gcProgress) (int, error) {
 	store, err := copyStore()
 	if err != nil {
 		return 0, err
 	}
+	p.step("removing finished workspace copies")
 	removed, err := store.GC(workspace.DefaultTTL, time.Now())
+	p.pause()
 	for _, s := range removed {
 		fmt.Fprintf(c.App.Writer, "removed the workspace copy of session %s\n", s)
 	}
 	// Batches killed before they cleaned up: their copies, disk images
 	// and mounts, once their process is proven gone.
+	p.step("removing the work directories of dead batches")
 	dirs, berr := batch.GCWork(filepath.Join(store.Dir, "batch"), time.Now())
+	p.pause()
 	for _, d := range dirs {
 		fmt.Fprintf(c.App.Writer, "removed the work directory of dead batch %s\n", filepath.Base(d))
 	}

@@ -75,7 +75,7 @@ func execAction(c *cli.Context) error {
 	setupEv := newPrinter(c)
 	setupEv.Live, setupEv.Redact = false, log.Redact
 	return withCappedRuntime(c, func(rt *cappedRuntime) error {
-		_, _ = rt.GC(c.Context) // a cheap gc first: sandboxes of dead owners go
+		_, _ = rt.GC(c.Context, sandbox.GCOptions{}) // a cheap gc first: sandboxes of dead owners go
 		// The policy decides before the sandbox starts (session.Exec).
 		s, err := session.Open(c.Context, rt, session.Options{
 			Policy: p, Sandbox: cfg, Audit: log, Approver: appr, Lazy: true, Learn: c.Bool("learn"),

@@ -9,6 +9,7 @@ import (
 	"github.com/agentbox/agentbox"
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/mcp"
+	"github.com/agentbox/agentbox/sandbox"
 	"github.com/urfave/cli/v2"
 )
 
@@ -67,7 +68,7 @@ func mcpCommand() *cli.Command {
 				return err
 			}
 			return withCappedRuntime(c, func(rt *cappedRuntime) error {
-				_, _ = rt.GC(c.Context)
+				_, _ = rt.GC(c.Context, sandbox.GCOptions{})
 				var audited agent.RedactingLog = log
 				if addr := c.String("metrics-addr"); addr != "" {
 					m := &sessionMetrics{RedactingLog: log, rt: rt}

@@ -125,7 +125,7 @@ func runCommand() *cli.Command {
 				printer.Notice("running as root on a workspace root owns: the sandbox runs as uid 0 too, with every capability dropped (set sandbox.user in the policy to change it)")
 			}
 			return withCappedRuntime(c, func(rt *cappedRuntime) error {
-				_, _ = rt.GC(c.Context)
+				_, _ = rt.GC(c.Context, sandbox.GCOptions{})
 				// The sandbox starts while the first model request is in
 				// flight (session.Run).
 				s, err := session.Open(c.Context, rt, session.Options{

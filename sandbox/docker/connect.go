@@ -29,7 +29,9 @@ func (d *Runtime) Client() *client.Client { return d.cli }
 
 // GC removes this engine's sandboxes whose owner is proven dead, or that
 // are far past the age bound (see GC).
-func (d *Runtime) GC(ctx context.Context) ([]sandbox.Removed, error) { return GC(ctx, d.eng) }
+func (d *Runtime) GC(ctx context.Context, o sandbox.GCOptions) (sandbox.GCResult, error) {
+	return GC(ctx, d.eng, o)
+}
 
 // Close removes every container this runtime started that is still open
 // and closes a connection made by Connect.

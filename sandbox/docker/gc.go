@@ -22,51 +22,80 @@ const GCAgeBound = sandbox.GCAgeBound
 // with the owner's pid and start time; or another boot and the container
 // no longer runs. A sandbox whose owner cannot be proven dead from here
 // is left alone until it is GCAgeBound older than its session timeout.
-func GC(ctx context.Context, eng Engine) ([]sandbox.Removed, error) {
+// Only the invoking user's orphans go unless o.AllOwners; the others are
+// counted in the result.
+func GC(ctx context.Context, eng Engine, o sandbox.GCOptions) (sandbox.GCResult, error) {
 	eng = withDeadlines(eng)
+	var res sandbox.GCResult
+	o.Step("listing the engine's sandboxes")
 	list, err := eng.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelSession))})
 	if err != nil {
-		return nil, fmt.Errorf("%w: listing containers: %w", sandbox.ErrUnavailable, err)
+		return res, fmt.Errorf("%w: listing containers: %w", sandbox.ErrUnavailable, err)
 	}
-	var removed []sandbox.Removed
+	type orphan struct {
+		c      container.Summary
+		reason string
+	}
+	var orphans []orphan
+	othersSessions := map[string]bool{} // their volumes are counted with them
+	for _, c := range list {
+		if reason := gcReason(c, time.Now()); reason == "" {
+			continue
+		} else if !o.Covers(c.Labels) {
+			res.Others++
+			othersSessions[c.Labels[LabelSession]] = true
+		} else {
+			orphans = append(orphans, orphan{c, reason})
+		}
+	}
+	if len(orphans) > 0 {
+		o.Step(fmt.Sprintf("removing %d container(s) whose owner is gone", len(orphans)))
+	}
 	var sessions []string
 	var errs []error
-	for _, c := range list {
-		reason := gcReason(c, time.Now())
-		if reason == "" {
-			continue
-		}
+	for _, or := range orphans {
+		c := or.c
 		// Not found or conflict: another gc is removing it already.
 		if err := eng.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
 			errs = append(errs, err)
 			continue
 		}
 		removeProxyDir(c.Mounts)
-		removed = append(removed, sandbox.Removed{ID: c.ID, Reason: reason})
+		res.Removed = append(res.Removed, sandbox.Removed{ID: c.ID, Reason: or.reason})
 		sessions = append(sessions, c.Labels[LabelSession])
 	}
 	removeMaskDirs(sessions)
-	vols, err := gcVolumes(ctx, eng, time.Now())
-	removed = append(removed, vols...)
+	o.Step("listing the engine's sandbox volumes")
+	vols, others, err := gcVolumes(ctx, eng, o, othersSessions, time.Now())
+	res.Removed = append(res.Removed, vols...)
+	res.Others += others
 	errs = append(errs, err)
-	return removed, errors.Join(errs...)
+	return res, errors.Join(errs...)
 }
 
 // gcVolumes removes the engine volumes agentbox made (a copy's overlay
 // workspace) whose owner is proven dead by the same rules as containers,
-// when no container uses them any more. Volumes go with their container
-// (RemoveVolumes); this finds those of a container removed without them.
-func gcVolumes(ctx context.Context, eng Engine, now time.Time) ([]sandbox.Removed, error) {
+// when no container uses them any more, and counts those of other users
+// it leaves (but not those of a container counted already). Volumes go with their container (RemoveVolumes); this finds
+// those of a container removed without them.
+func gcVolumes(ctx context.Context, eng Engine, o sandbox.GCOptions, counted map[string]bool, now time.Time) ([]sandbox.Removed, int, error) {
 	list, err := eng.VolumeList(ctx, volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelSession))})
 	if err != nil {
-		return nil, fmt.Errorf("%w: listing volumes: %w", sandbox.ErrUnavailable, err)
+		return nil, 0, fmt.Errorf("%w: listing volumes: %w", sandbox.ErrUnavailable, err)
 	}
 	var removed []sandbox.Removed
+	var others int
 	var errs []error
 	for _, v := range list.Volumes {
 		created, _ := time.Parse(time.RFC3339, v.CreatedAt)
 		reason := sandbox.GCReason(v.Labels, true, created, now)
 		if reason == "" {
+			continue
+		}
+		if !o.Covers(v.Labels) {
+			if !counted[v.Labels[LabelSession]] {
+				others++
+			}
 			continue
 		}
 		// In use (a container still mounts it) or already gone: leave it.
@@ -76,7 +105,7 @@ func gcVolumes(ctx context.Context, eng Engine, now time.Time) ([]sandbox.Remove
 		}
 		removed = append(removed, sandbox.Removed{ID: "volume " + v.Name, Reason: reason})
 	}
-	return removed, errors.Join(errs...)
+	return removed, others, errors.Join(errs...)
 }
 
 // gcReason says why c may be removed, or "" when it must be left alone

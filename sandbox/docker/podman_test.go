@@ -93,10 +93,11 @@ func podmanEngine(t *testing.T, tr *testutil.Tier) {
 			return resp.ID
 		}
 		orphan, live := mk("999999999:1"), mk(docker.OwnerLabel())
-		removed, err := docker.GC(ctx, tr.Client)
+		res, err := docker.GC(ctx, tr.Client, sandbox.GCOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
+		removed := res.Removed
 		var ids []string
 		for _, r := range removed {
 			ids = append(ids, r.ID)

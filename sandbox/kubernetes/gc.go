@@ -16,16 +16,19 @@ import (
 // GC removes the sandbox pods of this namespace whose owner is proven dead
 // (the rules of sandbox.GCReason, on the owner annotations), and the
 // NetworkPolicies of sessions whose pod is gone and whose owner is too.
-// A pod whose owner lives, or cannot be proven dead, is never touched.
-func (r *Runtime) GC(ctx context.Context) ([]sandbox.Removed, error) {
+// A pod whose owner lives, or cannot be proven dead, is never touched;
+// nor, unless o.AllOwners, one whose owner was another user (counted).
+func (r *Runtime) GC(ctx context.Context, o sandbox.GCOptions) (sandbox.GCResult, error) {
 	sel := metav1.ListOptions{LabelSelector: sandbox.LabelSession}
+	o.Step("listing the namespace's sandbox pods")
 	pods, err := r.cs.CoreV1().Pods(r.opts.Namespace).List(ctx, sel)
 	if err != nil {
-		return nil, fmt.Errorf("%w: listing sandbox pods: %w", sandbox.ErrUnavailable, err)
+		return sandbox.GCResult{}, fmt.Errorf("%w: listing sandbox pods: %w", sandbox.ErrUnavailable, err)
 	}
 	now := time.Now()
 	var removed []sandbox.Removed
 	var errs []error
+	others := 0
 	podOf := map[string]bool{}
 	for _, p := range pods.Items {
 		podOf[p.Labels[sandbox.LabelSession]] = true
@@ -34,6 +37,11 @@ func (r *Runtime) GC(ctx context.Context) ([]sandbox.Removed, error) {
 		if reason == "" {
 			continue
 		}
+		if !o.Covers(p.Annotations) {
+			others++
+			continue
+		}
+		o.Step("deleting sandbox pods whose owner is gone")
 		err := r.cs.CoreV1().Pods(r.opts.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
 		if err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, err)
@@ -50,7 +58,7 @@ func (r *Runtime) GC(ctx context.Context) ([]sandbox.Removed, error) {
 	}
 	pols, err := r.cs.NetworkingV1().NetworkPolicies(r.opts.Namespace).List(ctx, sel)
 	if err != nil {
-		return removed, errors.Join(append(errs, fmt.Errorf("%w: listing sandbox NetworkPolicies: %w", sandbox.ErrUnavailable, err))...)
+		return sandbox.GCResult{Removed: removed, Others: others}, errors.Join(append(errs, fmt.Errorf("%w: listing sandbox NetworkPolicies: %w", sandbox.ErrUnavailable, err))...)
 	}
 	for _, np := range pols.Items {
 		if podOf[np.Labels[sandbox.LabelSession]] {
@@ -59,8 +67,8 @@ func (r *Runtime) GC(ctx context.Context) ([]sandbox.Removed, error) {
 		// A policy without a pod: one whose start failed or is under way.
 		// Under way means its owner lives.
 		reason := sandbox.GCReason(np.Annotations, true, np.CreationTimestamp.Time, now)
-		if reason == "" {
-			continue
+		if reason == "" || !o.Covers(np.Annotations) {
+			continue // another user's is counted with its pod
 		}
 		if err := r.cs.NetworkingV1().NetworkPolicies(r.opts.Namespace).Delete(ctx, np.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, err)
@@ -68,8 +76,8 @@ func (r *Runtime) GC(ctx context.Context) ([]sandbox.Removed, error) {
 		}
 		removed = append(removed, sandbox.Removed{ID: np.Name + " (NetworkPolicy)", Reason: reason})
 	}
-	removed, errs = r.gcPools(ctx, now, removed, errs)
-	return removed, errors.Join(errs...)
+	removed, errs = r.gcPools(ctx, o, now, removed, errs)
+	return sandbox.GCResult{Removed: removed, Others: others}, errors.Join(errs...)
 }
 
 // ListSandboxes returns the names of the sandbox pods in the namespace, all

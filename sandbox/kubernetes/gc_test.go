@@ -19,6 +19,8 @@ func TestGCOnFakeCluster(t *testing.T) {
 	me := sandbox.OwnerLabels()
 	dead := maps.Clone(me)
 	dead[sandbox.LabelOwner] = "999999999:1"
+	otherUser := maps.Clone(dead)
+	otherUser[sandbox.LabelOwnerUID] = "4242"
 	otherBoot := maps.Clone(me)
 	otherBoot[sandbox.LabelOwnerBoot] = "another-boot"
 	mk := func(name string, ann map[string]string, phase corev1.PodPhase, labelled bool) *corev1.Pod {
@@ -38,14 +40,18 @@ func TestGCOnFakeCluster(t *testing.T) {
 		mk("elsewhere-done", otherBoot, corev1.PodSucceeded, true),
 		mk("not-ours", dead, corev1.PodRunning, false),
 		np("orphan-policy", dead), np("starting-policy", me),
+		mk("other-user", otherUser, corev1.PodRunning, true), np("other-user", otherUser),
 	)
 	rt := New(cs, nil, Options{})
-	removed, err := rt.GC(context.Background())
+	res, err := rt.GC(context.Background(), sandbox.GCOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if res.Others != 1 {
+		t.Errorf("gc saw %d orphans of other users, want 1 (other-user)", res.Others)
+	}
 	var got []string
-	for _, r := range removed {
+	for _, r := range res.Removed {
 		got = append(got, r.ID)
 	}
 	slices.Sort(got)
@@ -59,7 +65,7 @@ func TestGCOnFakeCluster(t *testing.T) {
 		left = append(left, p.Name)
 	}
 	slices.Sort(left)
-	if !slices.Equal(left, []string{"elsewhere-running", "live", "not-ours"}) {
+	if !slices.Equal(left, []string{"elsewhere-running", "live", "not-ours", "other-user"}) {
 		t.Fatalf("pods left %v", left)
 	}
 	pols, _ := cs.NetworkingV1().NetworkPolicies("agentbox").List(context.Background(), metav1.ListOptions{})
@@ -68,7 +74,12 @@ func TestGCOnFakeCluster(t *testing.T) {
 		lp = append(lp, p.Name)
 	}
 	slices.Sort(lp)
-	if !slices.Equal(lp, []string{"live", "starting-policy"}) {
+	if !slices.Equal(lp, []string{"live", "other-user", "starting-policy"}) {
 		t.Fatalf("policies left %v", lp)
+	}
+	// --all-owners (root): the other user's orphan goes too.
+	res, err = rt.GC(context.Background(), sandbox.GCOptions{AllOwners: true})
+	if err != nil || len(res.Removed) != 1 || res.Removed[0].ID != "other-user" || res.Others != 0 {
+		t.Fatalf("gc --all-owners: %+v %v, want other-user removed", res, err)
 	}
 }

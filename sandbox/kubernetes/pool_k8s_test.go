@@ -281,7 +281,7 @@ func TestPoolKill9GCK8s(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	removed, err := rt.GC(ctx)
+	removed, err := rt.GC(ctx, sandbox.GCOptions{})
 	if err != nil {
 		t.Fatalf("gc: %v", err)
 	}

@@ -14,8 +14,8 @@ import (
 // dead (as for pods, sandbox.GCReason on the owner annotations): the
 // cluster's garbage collector then removes what they own (idle pods, the
 // pools' NetworkPolicy), and the pods themselves went above by the same
-// rule.
-func (r *Runtime) gcPools(ctx context.Context, now time.Time, removed []sandbox.Removed, errs []error) ([]sandbox.Removed, []error) {
+// rule; another user's are left unless o.AllOwners.
+func (r *Runtime) gcPools(ctx context.Context, o sandbox.GCOptions, now time.Time, removed []sandbox.Removed, errs []error) ([]sandbox.Removed, []error) {
 	cms, err := r.cs.CoreV1().ConfigMaps(r.opts.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labelPoolOwner + "," + managedBy + "=agentbox"})
 	if err != nil {
 		return removed, append(errs, fmt.Errorf("%w: listing warm pool ConfigMaps: %w", sandbox.ErrUnavailable, err))
@@ -23,7 +23,7 @@ func (r *Runtime) gcPools(ctx context.Context, now time.Time, removed []sandbox.
 	bg := metav1.DeletePropagationBackground
 	for _, cm := range cms.Items {
 		reason := sandbox.GCReason(cm.Annotations, true, cm.CreationTimestamp.Time, now)
-		if reason == "" {
+		if reason == "" || !o.Covers(cm.Annotations) {
 			continue
 		}
 		if err := r.cs.CoreV1().ConfigMaps(r.opts.Namespace).Delete(ctx, cm.Name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil && !apierrors.IsNotFound(err) {
