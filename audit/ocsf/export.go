@@ -34,6 +34,9 @@ type src struct {
 // session is what a session_start says about the records after it.
 type session struct {
 	user, host, version, policy, policySHA, container, image, imageID, model string
+	// checkpointed: its changes records listed its files (a staged
+	// workspace); session_end's list repeats them and is no new event.
+	checkpointed bool
 }
 
 // exporter carries state across records.
@@ -103,7 +106,9 @@ func (x *exporter) sess(id string) *session {
 	return s
 }
 
-// record maps one record; a tool call's decision waits for its result.
+// record maps one record; a tool call's decision waits for its result;
+// the files of a changes record are one File System Activity each, and
+// so are session_end's in a session without changes records.
 func (x *exporter) record(s *src) error {
 	rec := s.rec
 	if rec.Event == audit.EventSessionStart {
@@ -124,8 +129,23 @@ func (x *exporter) record(s *src) error {
 		return x.emit(x.toolCall(d, s))
 	case rec.Event == audit.EventToolCall:
 		return x.emit(x.toolCall(s, nil))
+	case rec.Event == audit.EventChanges && len(rec.Files) > 0:
+		x.sess(rec.Session).checkpointed = true
+		return x.emitAll(x.fileChanges(s))
 	}
-	return x.emit(x.other(s))
+	if err := x.emit(x.other(s)); err != nil || rec.Event != audit.EventSessionEnd || x.sess(rec.Session).checkpointed {
+		return err
+	}
+	return x.emitAll(x.fileChanges(s)) // what the session changed, file by file
+}
+
+func (x *exporter) emitAll(evs []map[string]any) error {
+	for _, ev := range evs {
+		if err := x.emit(ev); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // other maps every record that is not a tool call.

@@ -102,7 +102,9 @@ func variedLog(t *testing.T) string {
 		`"event":"alarm","call_id":"c3","tool":"execute_bash","rule":"commands.unknown_binaries","argv":["python3","-c","x"],"path":"/usr/bin/python3","what":"unexpected_exec","action":"reported","parents":["bash (12)","make (11)"]`,
 		`"event":"alarm","what":"secret_misuse","action":"refused","net_host":"evil.example","net_method":"POST","secret":"GITHUB_TOKEN"`,
 		`"event":"alarm","kind":"held_change","path":".github/workflows/ci.yml","what":"held","action":"held for review"`,
-		`"event":"changes","call_id":"c3","paths":[{"path":"a","kind":"added"}]`,
+		`"event":"changes","call_id":"c3","tool":"execute_bash","reason":"checkpoint 1","files":[{"path":"a.txt","sha256":"` + strings.Repeat("a1", 32) + `","bytes":4,"change":"added"},{"path":"src/x.go","sha256":"` + strings.Repeat("b2", 32) + `","sha256_before":"` + strings.Repeat("b1", 32) + `","bytes":9,"change":"modified"},{"path":"old.txt","sha256_before":"` + strings.Repeat("c1", 32) + `","bytes":0,"change":"deleted"}]`,
+		`"event":"changes","call_id":"c3","reason":"fork of /w after checkpoint 1","workspace":"/f"`,
+		`"event":"session_end","status":"ok","steps":1,"files":[{"path":"a.txt","sha256":"` + strings.Repeat("a1", 32) + `","bytes":4,"change":"added"}]`,
 	} {
 		seq++
 		line := []byte(`{"v":1,"seq":` + itoa(seq) + `,"time":"2026-12-01T12:10:00.000000Z","session":"s2",` + extra + `,"prev":"` + sha(prev) + `"}`)
@@ -139,16 +141,19 @@ func TestExportValidatesAgainstOCSF(t *testing.T) {
 		for _, e := range s.validate(ev) {
 			t.Errorf("event %d (%v %v): %s", i+1, ev["class_name"], ev["activity_name"], e)
 		}
-		if uid, _ := ev["metadata"].(map[string]any)["uid"].(string); !hashes[uid] {
+		// A record with files is one event per file: "<hash>/<n>".
+		if uid, _ := ev["metadata"].(map[string]any)["uid"].(string); !hashes[strings.Split(uid, "/")[0]] {
 			t.Errorf("event %d: metadata.uid %q is not the hash of a record", i+1, uid)
 		}
 	}
-	// 35 records: the 11 calls become 11 events (two decisions + results
-	// merged), so 35 - 7 merged results = 28.
-	if st.Events != len(events) || len(events) != 28 || st.Unfinished != 1 {
-		t.Errorf("events %d (stats %+v), want 28 with 1 unfinished", len(events), st)
+	// 37 records: the 11 calls become 11 events (two decisions + results
+	// merged), so 37 - 7 merged results = 30; the changes record's 3 files
+	// are 3 events and s1's session_end's file 1 more (s2's repeats its
+	// changes record: no more): 30 + 2 + 1 = 33.
+	if st.Events != len(events) || len(events) != 33 || st.Unfinished != 1 {
+		t.Errorf("events %d (stats %+v), want 33 with 1 unfinished", len(events), st)
 	}
-	want := map[float64]int{6002: 3, 6003: 1, 1007: 8, 1001: 3, 3005: 2, 2004: 4, 4001: 4, 0: 3}
+	want := map[float64]int{6002: 4, 6003: 1, 1007: 8, 1001: 7, 3005: 2, 2004: 4, 4001: 4, 0: 3}
 	for c, n := range want {
 		if classes[c] != n {
 			t.Errorf("class %v: %d events, want %d (all: %v)", c, classes[c], n, classes)

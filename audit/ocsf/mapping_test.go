@@ -71,11 +71,31 @@ func checkMapping(t *testing.T, events []map[string]any) {
 	want(byMessage(events, "alarm unexpected_exec"), "unexpected_exec", "finding_info.title", "unexpected_exec: /usr/bin/python3", "unmapped.agentbox.parents", "[bash (12) make (11)]")
 	want(byMessage(events, "alarm secret_misuse"), "secret_misuse", "finding_info.title", "secret_misuse: GITHUB_TOKEN", "unmapped.agentbox.net_host", "evil.example")
 	want(byMessage(events, "error: model: 500"), "error", "class_uid", 0, "status_id", 2)
-	want(byMessage(events, "changes"), "newer record kind", "activity_name", "changes")
+	want(byMessage(events, "changes"), "changes without files (a fork)", "class_uid", 0, "activity_name", "changes")
+	// The files of a changes record and of session_end: File System
+	// Activity, one per file, with the content's SHA-256.
+	for _, c := range []struct{ msg, name, sum string }{
+		{"added a.txt (4 bytes) by call c3", "Create", strings.Repeat("a1", 32)},
+		{"modified src/x.go (9 bytes) by call c3", "Update", strings.Repeat("b2", 32)},
+		{"deleted old.txt (0 bytes) by call c3", "Delete", strings.Repeat("c1", 32)},
+		{"added out.txt (1 bytes) by session s1", "Create", ""},
+	} {
+		ev := byMessage(events, c.msg)
+		want(ev, c.msg, "class_uid", 1001, "activity_name", c.name, "status_id", 1)
+		hashes, _ := get(ev, "file.hashes").([]any)
+		var sum any
+		if len(hashes) == 1 {
+			sum = hashes[0].(map[string]any)["value"]
+		}
+		if (c.sum == "" && hashes != nil) || (c.sum != "" && (sum != c.sum || hashes[0].(map[string]any)["algorithm_id"] != 3.0)) {
+			t.Errorf("%s: file.hashes %v, want SHA-256 %q", c.msg, hashes, c.sum)
+		}
+	}
+	want(byMessage(events, "modified src/x.go"), "modified file", "file.size", 9, "unmapped.agentbox.sha256_before", strings.Repeat("b1", 32))
 	// One event per call.
 	calls := map[string]int{}
 	for _, ev := range events {
-		if id, _ := get(ev, "unmapped.agentbox.call_id").(string); id != "" && (ev["class_uid"] == 1007.0 || ev["class_uid"] == 1001.0) && get(ev, "unmapped.agentbox.tool") != nil {
+		if id, _ := get(ev, "unmapped.agentbox.call_id").(string); id != "" && (ev["class_uid"] == 1007.0 || ev["class_uid"] == 1001.0) && get(ev, "unmapped.agentbox.change") == nil && get(ev, "unmapped.agentbox.tool") != nil {
 			calls[id]++
 		}
 	}
