@@ -286,38 +286,64 @@ func (p *Prompt) Approve(ctx context.Context, req ApprovalRequest) (ap Approval,
 	return Approval{Allow: false, DecidedBy: audit.DecidedByUser, Approver: "interactive", Scope: audit.ScopeOnce, Note: "no valid answer"}, nil
 }
 
-// question is the text before the answer line: the call, the policy's
-// rule and reason, the asking commands, and the rule the session and
-// workspace answers keep, with where.
+// question is the text before the answer line, three lines (the command
+// may hold more of its own): the call; the rule and why it asks (the
+// asking parts when they are not the whole command); what [s]/[d] keep
+// for the session and where [a] saves, before the user picks.
 func (p *Prompt) question(req ApprovalRequest, rule answerRule, canSave bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nagentbox: the policy asks before this %s call:\n", req.Tool)
-	fmt.Fprintf(&b, "    %s\n", policy.Visible(req.Subject))
-	if r := req.Decision.Rule; r != "" {
-		fmt.Fprintf(&b, "  rule:   %s", r)
-		if req.Decision.Pattern != "" {
-			fmt.Fprintf(&b, " %q", req.Decision.Pattern)
+	fmt.Fprintf(&b, "\nagentbox: the policy asks before this %s call: %s\n", req.Tool, policy.Visible(req.Subject))
+	b.WriteString("  rule: " + firstNonEmpty(req.Decision.Rule, "policy"))
+	if req.Decision.Pattern != "" {
+		fmt.Fprintf(&b, " %q", req.Decision.Pattern)
+	}
+	if why := askWhy(req); why != "" {
+		b.WriteString(" — " + policy.Visible(why))
+	}
+	if parts := askParts(req.Decision); len(parts) > 1 || (len(parts) == 1 && strings.Join(parts[0].Argv, " ") != req.Subject) {
+		asks := make([]string, len(parts))
+		for i, part := range parts {
+			asks[i] = strings.Join(part.Argv, " ") + " (" + part.Rule + ")"
 		}
-		b.WriteByte('\n')
+		b.WriteString("; asks: " + policy.Visible(strings.Join(asks, ", ")))
 	}
-	if req.Decision.Why != "" {
-		fmt.Fprintf(&b, "  why:    %s\n", policy.Visible(req.Decision.Why))
-	}
-	if req.Decision.Reason != "" {
-		fmt.Fprintf(&b, "  reason: %s\n", policy.Visible(req.Decision.Reason))
-	}
-	for _, part := range askParts(req.Decision) {
-		fmt.Fprintf(&b, "  asks:   %s  (%s)\n", policy.Visible(strings.Join(part.Argv, " ")), part.Rule)
-	}
+	b.WriteByte('\n')
 	if rule.broad() {
-		fmt.Fprintf(&b, "  [s]/[d] this session: %s (kept in memory until this session ends)\n", rule)
+		fmt.Fprintf(&b, "  [s]/[d] this session: %s (until it ends)", rule)
 	} else {
-		fmt.Fprintf(&b, "  [d] this session: %s (kept in memory until this session ends)\n", rule)
+		fmt.Fprintf(&b, "  [d] this session: %s (until it ends)", rule)
 	}
 	if canSave {
-		fmt.Fprintf(&b, "  [a] saves: %s in %s\n", rule, policy.Visible(p.Store.Where()))
+		fmt.Fprintf(&b, " · [a] saves: %s in %s", rule, policy.Visible(p.Store.Where()))
 	}
+	b.WriteByte('\n')
 	return b.String()
+}
+
+// askWhy is why the policy asks, in a few words: the rule's own why, else
+// the decision's reason without what the prompt shows already (the
+// command, and "matched RULE" when the rule is named).
+func askWhy(req ApprovalRequest) string {
+	if req.Decision.Why != "" {
+		return req.Decision.Why
+	}
+	why := strings.TrimPrefix(req.Decision.Reason, req.Subject+": ")
+	for _, part := range askParts(req.Decision) {
+		why = strings.TrimPrefix(why, strings.Join(part.Argv, " ")+": ")
+	}
+	if strings.HasPrefix(why, "matched "+req.Decision.Rule) {
+		return ""
+	}
+	return why
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 func quoteAll(ss []string) string {

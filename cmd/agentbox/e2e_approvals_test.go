@@ -56,6 +56,22 @@ func (p *tmuxPane) wait(want string) string {
 	}
 }
 
+// promptLines counts the lines of the last approval prompt on a pane,
+// from "the policy asks before" to its answer line (0: none).
+func promptLines(pane string) int {
+	lines := strings.Split(pane, "\n")
+	first := -1
+	for i, l := range lines {
+		if strings.Contains(l, "the policy asks before") {
+			first = i
+		}
+		if first >= 0 && strings.Contains(l, "Allow? [y]es") {
+			return i - first + 1
+		}
+	}
+	return 0
+}
+
 // "always" is one key, saved for the workspace (the prompt shows the
 // prefix and the file first), listable with when it was saved, removable;
 // "r" denies and sends the reason to the model (recorded in the audit).
@@ -69,6 +85,9 @@ func TestApprovalsRemember(t *testing.T) {
 	pane := p.wait("[a]lways in this workspace")
 	if !strings.Contains(pane, "[a] saves: command prefix `frobnicate-xyz run` in ") || !strings.Contains(pane, "approvals.json for workspace") {
 		t.Fatalf("the prompt does not show the rule and where it is saved:\n%s", pane)
+	}
+	if n := promptLines(pane); n < 1 || n > 4 {
+		t.Errorf("the prompt block takes %d lines, want at most 4 (the command; rule and why; what each choice saves; the answer line):\n%s", n, pane)
 	}
 	p.tmux("send-keys", "a") // one key, no Enter
 	if s := p.wait("EXIT="); !strings.Contains(s, "EXIT=127") {
