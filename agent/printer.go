@@ -282,17 +282,8 @@ func (p *Printer) Finished(step, maxSteps int, r Result) {
 	} else {
 		p.write(fmt.Sprintf("[%d/%d] %s %s\n", step, maxSteps, p.paint(cBold+cRed, "stopped ("+r.Status+"):"), textutil.OneLine(policy.Visible(r.Error), 800)))
 	}
-	if len(r.FilesChanged) > 0 {
-		var b strings.Builder
-		b.WriteString("files changed:")
-		for i, f := range r.FilesChanged {
-			if i == 10 {
-				fmt.Fprintf(&b, " … and %d more", len(r.FilesChanged)-10)
-				break
-			}
-			fmt.Fprintf(&b, " %s (%s)", policy.Visible(f.Path), f.Change)
-		}
-		p.write(p.paint(cDim, b.String()) + "\n")
+	if line := filesChangedLine(r.FilesChanged); line != "" {
+		p.write(p.paint(cDim, line) + "\n")
 	}
 	if why := workspace.Incomplete(r.FilesChanged); why != "" {
 		p.write(p.paint(cBold+cRed, "the list of changed files is INCOMPLETE ("+why+"): nothing will be applied from it") + "\n")

@@ -130,16 +130,22 @@ func (z sanitizer) record(r *Record) (Record, error) {
 	}
 	if len(r.Files) > 0 {
 		n := min(len(r.Files), maxFiles)
-		c.Files = make([]FileChange, 0, n+1)
-		for _, f := range r.Files[:n] {
-			c.Files = append(c.Files, FileChange{
-				Path: z.text(f.Path), SHA256: z.text(f.SHA256), SHA256Before: z.text(f.SHA256Before), Bytes: f.Bytes, Change: z.text(f.Change),
-			})
+		c.Files = make([]FileChange, 0, n+2)
+		file := func(f FileChange) FileChange {
+			return FileChange{Path: z.text(f.Path), SHA256: z.text(f.SHA256), SHA256Before: z.text(f.SHA256Before), Bytes: f.Bytes, Change: z.text(f.Change)}
 		}
-		if extra := len(r.Files) - n; extra > 0 {
-			c.Files = append(c.Files, FileChange{
-				Path: fmt.Sprintf("…[%d more files not listed]", extra), Change: "omitted",
-			})
+		for _, f := range r.Files[:n] {
+			c.Files = append(c.Files, file(f))
+		}
+		// Past the bound: a marker counting the files, and the list's
+		// incomplete marker kept.
+		if extra := CountFiles(r.Files[n:]); extra > 0 {
+			c.Files = append(c.Files, omittedEntry(extra))
+		}
+		for _, f := range r.Files[n:] {
+			if f.Change == ChangeIncomplete {
+				c.Files = append(c.Files, file(f))
+			}
 		}
 	}
 	return c, nil

@@ -91,7 +91,7 @@ func FormatRecord(rec *Record, color bool) string {
 	case EventSessionEnd:
 		files := ""
 		if len(rec.Files) > 0 {
-			files = fmt.Sprintf("%d files changed", len(rec.Files))
+			files = fmt.Sprintf("%d files changed", CountFiles(rec.Files))
 		}
 		status := clean(rec.Status, 30)
 		if rec.Status != "" && rec.Status != "done" && rec.Status != "ok" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/agent"
+	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/internal/textutil"
 )
 
@@ -210,7 +211,7 @@ func (p *progress) end() {
 }
 
 func taskSummary(l Line) string {
-	s := fmt.Sprintf("%s (exit %d)  %d steps  %d files changed  %s", l.ShownStatus(), l.Exit, l.Steps, len(l.FilesChanged),
+	s := fmt.Sprintf("%s (exit %d)  %d steps  %d files changed  %s", l.ShownStatus(), l.Exit, l.Steps, audit.CountFiles(l.FilesChanged),
 		shortDuration(time.Duration(l.DurationMS)*time.Millisecond))
 	if l.DeniedCalls > 0 {
 		s += fmt.Sprintf("  %d denied", l.DeniedCalls)
@@ -250,7 +251,7 @@ func (s Summary) WriteTable(w io.Writer) {
 			sess = sess[:12]
 		}
 		fmt.Fprintf(w, "%-*s  %-12s %4d %5d %8d %8s %6d %5d %6d  %-12s %5d %5d\n", width, l.ID, l.ShownStatus(), l.Exit, l.Steps, l.Tokens,
-			shortDuration(time.Duration(l.DurationMS)*time.Millisecond), len(l.FilesChanged), l.Held, l.Alarms, sess, l.Usage.Calls, l.Usage.FailedCalls)
+			shortDuration(time.Duration(l.DurationMS)*time.Millisecond), audit.CountFiles(l.FilesChanged), l.Held, l.Alarms, sess, l.Usage.Calls, l.Usage.FailedCalls)
 	}
 	fmt.Fprintf(w, "%d tasks: %d ok, %d failed, %d not run", s.Total, s.OK, s.Failed, s.NotRun)
 	if s.Review > 0 {

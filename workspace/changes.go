@@ -18,7 +18,7 @@ const (
 	ChangeMode = "mode"
 	// ChangeIncomplete marks a change list that misses changes: a bound
 	// was reached. It is always the last entry; its Path says why.
-	ChangeIncomplete = "incomplete"
+	ChangeIncomplete = audit.ChangeIncomplete
 )
 
 // ErrIncomplete: the change list misses changes, so nothing is applied.

@@ -102,7 +102,7 @@ func variedLog(t *testing.T) string {
 		`"event":"alarm","call_id":"c3","tool":"execute_bash","rule":"commands.unknown_binaries","argv":["python3","-c","x"],"path":"/usr/bin/python3","what":"unexpected_exec","action":"reported","parents":["bash (12)","make (11)"]`,
 		`"event":"alarm","what":"secret_misuse","action":"refused","net_host":"evil.example","net_method":"POST","secret":"GITHUB_TOKEN"`,
 		`"event":"alarm","kind":"held_change","path":".github/workflows/ci.yml","what":"held","action":"held for review"`,
-		`"event":"changes","call_id":"c3","tool":"execute_bash","reason":"checkpoint 1","files":[{"path":"a.txt","sha256":"` + strings.Repeat("a1", 32) + `","bytes":4,"change":"added"},{"path":"src/x.go","sha256":"` + strings.Repeat("b2", 32) + `","sha256_before":"` + strings.Repeat("b1", 32) + `","bytes":9,"change":"modified"},{"path":"old.txt","sha256_before":"` + strings.Repeat("c1", 32) + `","bytes":0,"change":"deleted"}]`,
+		`"event":"changes","call_id":"c3","tool":"execute_bash","reason":"checkpoint 1","files":[{"path":"a.txt","sha256":"` + strings.Repeat("a1", 32) + `","bytes":4,"change":"added"},{"path":"src/x.go","sha256":"` + strings.Repeat("b2", 32) + `","sha256_before":"` + strings.Repeat("b1", 32) + `","bytes":9,"change":"modified"},{"path":"old.txt","sha256_before":"` + strings.Repeat("c1", 32) + `","bytes":0,"change":"deleted"},{"path":"…[2 more files not listed]","bytes":0,"change":"omitted"}]`,
 		`"event":"changes","call_id":"c3","reason":"fork of /w after checkpoint 1","workspace":"/f"`,
 		`"event":"session_end","status":"ok","steps":1,"files":[{"path":"a.txt","sha256":"` + strings.Repeat("a1", 32) + `","bytes":4,"change":"added"}]`,
 	} {

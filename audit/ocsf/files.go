@@ -20,14 +20,14 @@ var fileActivities = map[string]struct {
 // fileChanges maps the files of a record (a `changes` checkpoint, or what
 // a session changed, at session_end) to File System Activity, one event
 // per file: the file as the change left it (as it was, when deleted) with
-// its SHA-256 and size. The marker of an incomplete list is no file and
-// no event. Each event's metadata.uid is the record's hash and the file's
+// its SHA-256 and size. The markers of an incomplete list and of files
+// past the record's bound are no file and no event. Each event's metadata.uid is the record's hash and the file's
 // place in it ("<sha256>/<n>").
 func (x *exporter) fileChanges(s *src) []map[string]any {
 	rec := s.rec
 	var out []map[string]any
 	for i, f := range rec.Files {
-		if f.Change == "incomplete" {
+		if f.Change == audit.ChangeIncomplete || f.Change == audit.ChangeOmitted {
 			continue
 		}
 		act, ok := fileActivities[f.Change]
@@ -62,7 +62,7 @@ func (x *exporter) fileChanges(s *src) []map[string]any {
 		}
 		e.unmapped("reason", rec.Reason)
 		e.unmapped("file_index", i+1)
-		e.unmapped("files", len(rec.Files))
+		e.unmapped("files", audit.CountFiles(rec.Files))
 		out = append(out, e.done())
 	}
 	return out

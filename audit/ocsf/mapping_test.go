@@ -92,6 +92,9 @@ func checkMapping(t *testing.T, events []map[string]any) {
 		}
 	}
 	want(byMessage(events, "modified src/x.go"), "modified file", "file.size", 9, "unmapped.agentbox.sha256_before", strings.Repeat("b1", 32))
+	if ev := byMessage(events, "more files not listed"); ev != nil {
+		t.Errorf("the marker of files past the record's bound became an event: %v", ev["message"])
+	}
 	// One event per call.
 	calls := map[string]int{}
 	for _, ev := range events {

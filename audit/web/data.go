@@ -121,7 +121,7 @@ func summarize(path string) ([]*Session, error) {
 			s.User, s.Host, s.Task, s.TaskID, s.Model = rec.User, rec.Host, rec.Task, rec.TaskID, rec.Model
 			s.PolicyPath, s.PolicySHA256, s.Start = rec.PolicyPath, rec.PolicySHA256, rec.Time
 		case audit.EventSessionEnd:
-			s.Ended, s.Status, s.Files = true, rec.Status, len(rec.Files)
+			s.Ended, s.Status, s.Files = true, rec.Status, audit.CountFiles(rec.Files)
 		case audit.EventModelCall:
 			s.ModelCalls++
 			if s.Model == "" {

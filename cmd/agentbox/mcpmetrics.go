@@ -50,7 +50,7 @@ func (m *sessionMetrics) Append(rec *audit.Record) error {
 			m.alarms++
 		}
 	case audit.EventChanges:
-		m.changedFiles += int64(len(rec.Files))
+		m.changedFiles += int64(audit.CountFiles(rec.Files))
 	}
 	m.mu.Unlock()
 	return m.RedactingLog.Append(rec)
