@@ -23,7 +23,11 @@ type FileVerdict struct {
 	Damage   []audit.Damage `json:"damage"`
 	Count    int            `json:"damage_count"`
 	Unended  []string       `json:"unended"`
-	Unproven string         `json:"unproven,omitempty"`
+	// Verified lists what the verification proved, Unproven what it
+	// could not: together one statement (a checkpoint that verifies
+	// narrows Unproven to what it does not cover).
+	Verified []string `json:"verified"`
+	Unproven string   `json:"unproven,omitempty"`
 	// Checkpoint says whether the log still extends the signed
 	// checkpoint given to the viewer (Options.Checkpoint), "" without one.
 	Checkpoint   string `json:"checkpoint,omitempty"`
@@ -31,13 +35,21 @@ type FileVerdict struct {
 }
 
 // checkCheckpoint compares the log with a signed checkpoint (C2SP note):
-// its first N lines must hash to the checkpoint's root.
-func checkCheckpoint(path string, note []byte, vkey string) (string, bool) {
+// its first N lines must hash to the checkpoint's root. It records the
+// result in v and narrows v.Unproven to what the checkpoint leaves open.
+func (v *FileVerdict) checkCheckpoint(note []byte, vkey string) {
+	v.Checkpoint, v.CheckpointOK = v.checkpoint(note, vkey)
+	if !v.CheckpointOK {
+		v.Unproven = "" // the log fails the check: that is the statement
+	}
+}
+
+func (v *FileVerdict) checkpoint(note []byte, vkey string) (string, bool) {
 	cp, err := proof.Open(note, vkey)
 	if err != nil {
 		return "INVALID checkpoint: " + err.Error(), false
 	}
-	f, err := os.Open(path)
+	f, err := os.Open(v.Path)
 	if err != nil {
 		return err.Error(), false
 	}
@@ -53,7 +65,26 @@ func checkCheckpoint(path string, note []byte, vkey string) (string, bool) {
 	case root != cp.Root:
 		return fmt.Sprintf("NOT extended: the log's first %d lines no longer hash to the root signed by %s", cp.Size, cp.Origin), false
 	}
-	return fmt.Sprintf("extended: signed checkpoint of %s (%d records, root %s) verified; the log has %d", cp.Origin, cp.Size, cp.Root, t.Size()), true
+	msg := fmt.Sprintf("extended: signed checkpoint of %s (%d records, root %s) verified; the log has %d", cp.Origin, cp.Size, cp.Root, t.Size())
+	v.Verified = append(v.Verified, fmt.Sprintf("the first %d records are exactly those of the checkpoint signed by %s (root %s)", cp.Size, cp.Origin, short(cp.Root.String(), 16)))
+	switch {
+	case !v.Intact:
+		// The damage is the statement.
+	case v.KeyUsed:
+		// The MACs already prove every record; nothing to narrow.
+	case t.Size() > cp.Size:
+		v.Unproven = fmt.Sprintf("records %d to %d came after the checkpoint: without a key nothing shows that they were not rewritten nor that records were cut from the end; sign a new checkpoint to cover them (agentbox audit checkpoint --sign-key)", cp.Size+1, t.Size())
+	default:
+		v.Unproven = "whether records written after the checkpoint was signed were cut from the end (sign checkpoints as the log grows: agentbox audit checkpoint --sign-key)"
+	}
+	return msg, true
+}
+
+func short(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }
 
 func verifyFile(path string, key []byte) FileVerdict {
@@ -74,6 +105,17 @@ func verifyFile(path string, key []byte) FileVerdict {
 	v.Unended, v.Unproven = rep.Unended, rep.Unproven
 	if v.Damage == nil {
 		v.Damage = []audit.Damage{}
+	}
+	v.Verified = []string{}
+	if !v.Intact {
+		// The damage is the statement; what a key or a checkpoint
+		// would add does not matter for a log known to be altered.
+		v.Unproven = ""
+		return v
+	}
+	v.Verified = append(v.Verified, fmt.Sprintf("the hash chain of all %d records is intact", v.Records))
+	if v.KeyUsed {
+		v.Verified = append(v.Verified, "every record's MAC is valid: only a holder of the key wrote them")
 	}
 	return v
 }

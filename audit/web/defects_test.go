@@ -102,7 +102,7 @@ func TestBrowserDamagedRowsMarked(t *testing.T) {
 	}
 	// Rows of the intact file are not marked.
 	navigate(t, ctx, url+"#/f0/s/7f3c9a1e-0b4d-4e21-9a55-2c8e1f0d3b71")
-	count(t, ctx, "#timeline .ev", 13)
+	count(t, ctx, "#timeline .ev", 19)
 	count(t, ctx, "#timeline .ev.damaged", 0)
 }
 
@@ -114,9 +114,9 @@ func TestBrowserDenialsView(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#nav-denials"))); err != nil {
 		t.Fatal(err)
 	}
-	// Two demo sessions (a read and an egress refused each) and the
-	// exec-time denial.
-	count(t, ctx, "#denials tr.denial-row", 5)
+	// Two demo sessions (a read, an egress, an ask with no terminal
+	// refused and a held git hook each) and the exec-time denial.
+	count(t, ctx, "#denials tr.denial-row", 9)
 	all := text(t, ctx, "#denials")
 	for _, s := range []string{"mount -t tmpfs x /mnt", "paste.example.net:443", "/workspace/.env", "commands.deny[3]", "exec", "network"} {
 		if !strings.Contains(all, s) {
@@ -133,9 +133,9 @@ func TestBrowserDenialsView(t *testing.T) {
 	check(1, setFilter("d-kind", "exec", "change"))
 	check(2, setFilter("d-kind", "network", "change"))
 	check(1, setFilter("d-session", "7f3c", "input"))
-	check(2, setFilter("d-kind", "", "change"))
+	check(4, setFilter("d-kind", "", "change"))
 	check(1, setFilter("d-rule", "files.read.deny[0]", "change"))
-	check(5, setFilter("d-rule", "", "change"), setFilter("d-session", "", "input"))
+	check(9, setFilter("d-rule", "", "change"), setFilter("d-session", "", "input"))
 	check(2, setFilter("d-text", "paste.example", "input"))
 }
 
@@ -168,17 +168,28 @@ func TestBrowserNarrowWindow(t *testing.T) {
 	}
 }
 
-// Issue 27: the signed checkpoint's status is shown for each log.
+// Issue 27, 40: the signed checkpoint's status is shown for each log, in
+// one statement of what was verified and what was not.
 func TestBrowserCheckpointStatus(t *testing.T) {
 	url := startDefectsViewer(t)
 	ctx := browser(t)
-	navigate(t, ctx, url+"#/f0/verify")
-	count(t, ctx, ".verdict-card .checkpoint", 2)
-	good, bad := text(t, ctx, `.verdict-card[data-file="0"] .checkpoint`), text(t, ctx, `.verdict-card[data-file="1"] .checkpoint`)
-	if !strings.Contains(good, "checkpoint ✓") || !strings.Contains(good, "extended: signed checkpoint of audit.example") {
-		t.Errorf("intact log: %q", good)
+	navigate(t, ctx, url+"?live=0#/f0/verify")
+	count(t, ctx, ".verdict-card .statement", 2)
+	good, bad := text(t, ctx, `.verdict-card[data-file="0"] .statement`), text(t, ctx, `.verdict-card[data-file="1"] .statement`)
+	for _, s := range []string{"verified", "the hash chain of all 49 records is intact", "the first 49 records are exactly those of the checkpoint signed by audit.example",
+		"not verified", "whether records written after the checkpoint was signed were cut from the end"} {
+		if !strings.Contains(good, s) {
+			t.Errorf("intact log lacks %q: %q", s, good)
+		}
 	}
-	if !strings.Contains(bad, "checkpoint ✗") || !strings.Contains(bad, "NOT extended") {
+	// Never "checkpoint ✓" beside "pass a checkpoint".
+	if strings.Contains(good, "--checkpoint") || strings.Contains(good, "✗") {
+		t.Errorf("intact log, checkpoint verified, says otherwise too: %q", good)
+	}
+	if !strings.Contains(bad, "checkpoint ✗") || !strings.Contains(bad, "NOT extended") || !strings.Contains(bad, "the log was altered") {
+		t.Errorf("tampered log: %q", bad)
+	}
+	if strings.Contains(bad, "not verified") || strings.Contains(bad, "records are exactly those") {
 		t.Errorf("tampered log: %q", bad)
 	}
 }

@@ -170,7 +170,7 @@ func (s *Server) handleFiles(w http.ResponseWriter, r *http.Request) {
 		out[i] = verifyFile(f, s.opts.Key)
 		out[i].Index = i
 		if len(s.opts.Checkpoint) > 0 && out[i].Error == "" {
-			out[i].Checkpoint, out[i].CheckpointOK = checkCheckpoint(f, s.opts.Checkpoint, s.opts.VerifyKey)
+			out[i].checkCheckpoint(s.opts.Checkpoint, s.opts.VerifyKey)
 		}
 	}
 	writeJSON(w, out)

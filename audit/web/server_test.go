@@ -31,12 +31,12 @@ func TestServerAPI(t *testing.T) {
 		t.Fatalf("%d %s", r.Code, r.Body)
 	}
 	a := sessions[1]
-	if a.User != "alice" || a.Host != "build-07" || a.Calls != 3 || a.Denials != 2 || a.Alarms != 1 || a.Status != "ok" || a.PolicySHA256 == "" {
+	if a.User != "alice" || a.Host != "build-07" || a.Calls != 6 || a.Denials != 3 || a.Alarms != 2 || a.Status != "ok" || a.PolicySHA256 == "" {
 		t.Fatalf("%+v", a)
 	}
 	var lines []Line
 	r = get(t, s, "localhost:1", "/api/records?file=0&session="+a.ID)
-	if json.Unmarshal(r.Body.Bytes(), &lines) != nil || len(lines) != 13 || lines[0].Line != 1 || lines[0].Rec.Task == "" {
+	if json.Unmarshal(r.Body.Bytes(), &lines) != nil || len(lines) != 22 || lines[0].Line != 1 || lines[0].Rec.Task == "" {
 		t.Fatalf("%s", r.Body)
 	}
 	var files []FileVerdict
