@@ -9,7 +9,8 @@ import (
 )
 
 // TestScreenshots writes the README's screenshots of the main views when
-// AGENTBOX_SCREENSHOTS names a directory:
+// AGENTBOX_SCREENSHOTS names a directory. The pages are static (?live=0):
+// no live connection keeps them loading.
 //
 //	AGENTBOX_SCREENSHOTS=$PWD/docs go test ./audit/web -run Screenshots
 func TestScreenshots(t *testing.T) {
@@ -19,9 +20,12 @@ func TestScreenshots(t *testing.T) {
 	}
 	v := startViewer(t)
 	ctx := browser(t)
-	shot := func(name, hash, ready string, n int, scroll ...string) {
+	// The verdicts against a signed checkpoint: a log that extends it and
+	// a tampered copy.
+	checked := startDefectsViewer(t)
+	shot := func(name, url, hash, ready string, n int, scroll ...string) {
 		t.Helper()
-		if err := chromedp.Do(ctx, chromedp.Navigate(v.url+hash), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`))); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(url+"?live=0"+hash), chromedp.WaitVisible(chromedp.CSS(`body[data-ready="1"]`))); err != nil {
 			t.Fatal(err)
 		}
 		count(t, ctx, ready, n)
@@ -38,8 +42,9 @@ func TestScreenshots(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	shot("audit-sessions.png", "#/f0/", "#sessions tbody tr.row", 2)
-	shot("audit-timeline.png", "#/f0/s/"+v.aliceSession, "#timeline .ev", 13,
-		`window.scrollTo(0, document.querySelector(".filters").offsetTop - 60)`)
-	shot("audit-verify.png", "#/f1/verify", ".verdict-card", 2)
+	shot("audit-sessions.png", v.url, "#/f0/", "#sessions tbody tr.row", 2)
+	// The timeline from an edit to the checkpoint with a held git hook.
+	shot("audit-timeline.png", v.url, "#/f0/s/"+v.aliceSession, "#timeline .ev", 19,
+		`window.scrollTo(0, document.querySelector('.ev[data-line="9"]').getBoundingClientRect().top + window.scrollY - 60)`)
+	shot("audit-verify.png", checked, "#/f0/verify", ".verdict-card", 2)
 }
