@@ -70,13 +70,13 @@ func TestBrowserChangesRow(t *testing.T) {
 	navigate(t, ctx, url+"?live=0#/f0/s/"+aliceSession)
 	count(t, ctx, `#timeline .ev[data-event="changes"]`, 2)
 	edit := text(t, ctx, `#timeline .ev[data-line="11"]`)
-	for _, s := range []string{"write_file", "checkpoint 1", "1 file promoted", "modified", "parser/quote.go", "2210", "9e9e9e9e", "was 5a5a5a5a"} {
+	for _, s := range []string{"write_file", "checkpoint 1 · 1 file", "modified", "parser/quote.go", "2210", "9e9e9e9e", "was 5a5a5a5a"} {
 		if !strings.Contains(edit, s) {
 			t.Errorf("changes row of the edit lacks %q: %q", s, edit)
 		}
 	}
 	hook := text(t, ctx, `#timeline .ev[data-line="14"]`)
-	for _, s := range []string{"checkpoint 2", "1 held", "added", "parser/quote_test.go", "930", "41414141", "held", "not promoted"} {
+	for _, s := range []string{"checkpoint 2 · 1 file · 1 held", "added", "parser/quote_test.go", "930", "41414141", "held", "not promoted"} {
 		if !strings.Contains(hook, s) {
 			t.Errorf("changes row with a held hook lacks %q: %q", s, hook)
 		}

@@ -215,7 +215,7 @@ function filesTable(files, held) {
   const kindBadge = c => badge(c, c === "deleted" ? "bad" : c === "added" ? "ok" : "info");
   return el("table", { class: "files" },
     el("tr", {}, ["change", "path", "bytes", "sha256"].map(h => el("th", {}, h))),
-    files.map(f => el("tr", {}, el("td", {}, kindBadge(f.change)), el("td", { class: "mono" }, f.path), el("td", { class: "num" }, f.bytes),
+    files.map(f => el("tr", {}, el("td", {}, kindBadge(f.change)), el("td", { class: "mono" }, f.path), el("td", { class: "num" }, f.sha256 || f.bytes ? f.bytes : ""),
       el("td", { class: "mono muted", title: f.sha256 || f.sha256_before || "" }, short(f.sha256, 16), f.sha256_before ? el("div", {}, "was " + short(f.sha256_before, 16)) : null))),
     (held || []).map(h => el("tr", { class: "held" }, el("td", {}, badge("held", "bad"), " ", kindBadge((h.what || "").replace(/^held ?/, "") || "changed")),
       el("td", {}, el("div", { class: "mono" }, h.path || ""), el("div", {}, badge(h.rule || "held", "bad"), " ", el("span", { class: "muted" }, h.reason || ""))),
@@ -259,7 +259,7 @@ function eventView(l, fresh, f) {
       break;
     case "changes":
       body.push(el("div", {}, r.tool ? [el("b", {}, r.tool), " "] : null, el("span", { class: "muted" },
-        [r.reason, plural((r.files || []).length, "file") + " promoted", held && held.length + " held", r.workspace && "workspace " + r.workspace].filter(Boolean).join(" · "))));
+        [r.reason, r.files && plural(r.files.length, "file"), held && held.length + " held", r.workspace && "workspace " + r.workspace].filter(Boolean).join(" · "))));
       if ((r.files && r.files.length) || held) body.push(filesTable(r.files || [], held));
       if (held) cls += " deny";
       break;
