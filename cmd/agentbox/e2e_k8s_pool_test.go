@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -46,7 +47,6 @@ func k8sIdlePoolPods(t *testing.T, cs kubernetes.Interface, pid int) int {
 // built-in default policy, each start on a warm pod of that pool, never
 // the same one, and answer. When the keeper ends, its idle pods go.
 func TestK8sPoolExecDefaultPolicy(t *testing.T) {
-	testutil.PoolTests(t)
 	env := k8sEnv(t)
 	cfg, err := clientcmd.BuildConfigFromFlags("", testutil.Kubeconfig(t))
 	if err != nil {
@@ -57,7 +57,12 @@ func TestK8sPoolExecDefaultPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := t.TempDir()
-	keeper := exec.Command(testutil.Binary(t), "exec", "--pool", "2", "--timeout", "5m", "--", "sleep 240")
+	// The built-in default policy with half a CPU per sandbox (a file
+	// layered on the default): the keeper's session and its two idle pods
+	// request 1.5 CPUs, which the 2-core test node can schedule (at the
+	// default 1 CPU each, the second idle pod stays Pending).
+	pol := writeFile(t, filepath.Join(t.TempDir(), "half-cpu.yaml"), "version: 1\nsandbox:\n  limits: {cpus: 0.5}\n", 0o644)
+	keeper := exec.Command(testutil.Binary(t), "exec", "--policy", pol, "--pool", "2", "--timeout", "5m", "--", "sleep 240")
 	keeper.Dir, keeper.Env = ws, env
 	if err := keeper.Start(); err != nil {
 		t.Fatal(err)
@@ -74,7 +79,7 @@ func TestK8sPoolExecDefaultPolicy(t *testing.T) {
 	res := make([]result, 2)
 	for i := range res {
 		wg.Go(func() {
-			res[i] = abCmd{dir: ws, fullEnv: env}.run(t, "exec", "--pool", "0", "--", "echo hello from the pool")
+			res[i] = abCmd{dir: ws, fullEnv: env}.run(t, "exec", "--policy", pol, "--pool", "0", "--", "echo hello from the pool")
 		})
 	}
 	wg.Wait()

@@ -31,14 +31,3 @@ func Kubeconfig(t testing.TB) string {
 	t.Skip("no Kubernetes test cluster (set KUBECONFIG, or make k8s-up); set AGENTBOX_REQUIRE_K8S=1 to fail instead")
 	return ""
 }
-
-// PoolTests skips a Kubernetes warm-pool test unless
-// AGENTBOX_K8S_POOL_TESTS=1. They were written while the local cluster
-// was still being built and have not yet passed on one; make test runs
-// them once they have (issue 39).
-func PoolTests(t testing.TB) {
-	t.Helper()
-	if os.Getenv("AGENTBOX_K8S_POOL_TESTS") != "1" {
-		t.Skip("warm-pool cluster test: set AGENTBOX_K8S_POOL_TESTS=1 (not yet run on a cluster; issue 39)")
-	}
-}

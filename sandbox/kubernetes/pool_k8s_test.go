@@ -88,7 +88,6 @@ func waitIdle(t testing.TB, rt *Runtime, cfg sandbox.Config, n int) []corev1.Pod
 // processes) claim at once from one pool: every session gets a pod of its
 // own, every idle pod goes to exactly one of them, the rest start cold.
 func TestPoolClaimsNeverShareK8s(t *testing.T) {
-	testutil.PoolTests(t)
 	keeper := poolRuntime(t, 2, nil)
 	cfg := poolConfig(t)
 	idle := waitIdle(t, keeper, cfg, 2)
@@ -150,7 +149,6 @@ func TestPoolClaimsNeverShareK8s(t *testing.T) {
 // A pool pod that was evicted (Failed, reason Evicted) or is being deleted
 // is never handed out, and the pool replaces it.
 func TestPoolNeverHandsOutDeadPodsK8s(t *testing.T) {
-	testutil.PoolTests(t)
 	keeper := poolRuntime(t, 2, nil)
 	cfg := poolConfig(t)
 	idle := waitIdle(t, keeper, cfg, 2)
@@ -204,7 +202,6 @@ func TestPoolNeverHandsOutDeadPodsK8s(t *testing.T) {
 // handler is runsc (gvisor), for pool pods as for cold ones, and a session
 // on a claimed pod runs under gVisor.
 func TestPoolGVisorK8s(t *testing.T) {
-	testutil.PoolTests(t)
 	keeper := poolRuntime(t, 1, nil)
 	ctx := context.Background()
 	if _, err := keeper.cs.NodeV1().RuntimeClasses().Get(ctx, "gvisor", metav1.GetOptions{}); err != nil {
@@ -248,7 +245,6 @@ func TestPoolHelperProcess(t *testing.T) {
 // kill -9 of a process that keeps a pool and has a session on a claimed
 // pod, then gc: no pod, NetworkPolicy or ConfigMap of it is left.
 func TestPoolKill9GCK8s(t *testing.T) {
-	testutil.PoolTests(t)
 	rt := testRuntime(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestPoolHelperProcess$", "-test.count=1", "-test.timeout=10m")
 	cmd.Env = append(os.Environ(), "AGENTBOX_POOL_HELPER=1", "KUBECONFIG="+testutil.Kubeconfig(t))
@@ -306,7 +302,6 @@ func TestPoolKill9GCK8s(t *testing.T) {
 // A pod's usage comes from its own cgroup: a burn of a million loop turns
 // (bash builtins, about a CPU-second) shows, and so does memory.
 func TestUsageK8s(t *testing.T) {
-	testutil.PoolTests(t)
 	rt := testRuntime(t)
 	cfg := poolConfig(t)
 	cfg.CPUs = 1
