@@ -38,7 +38,7 @@ func main() {
 	calls := flag.Int("calls", 300, "warm calls per measurement")
 	only := flag.String("only", "", "workspaces | pool: measure only the workspace-size rows, or the Kubernetes warm pool rows, and print them (BENCHMARKS.md is not written)")
 	builds := flag.Bool("image-builds", true, "measure a cold build of each toolchain image (minutes each, needs Debian's mirror)")
-	flag.IntVar(&poolCfg.size, "pool-size", 12, "Kubernetes warm pool: idle pods kept")
+	flag.IntVar(&poolCfg.size, "pool-size", 6, "Kubernetes warm pool: idle pods kept")
 	flag.Float64Var(&poolCfg.rate, "pool-rate", 10, "Kubernetes warm pool: Poisson claims per second")
 	flag.DurationVar(&poolCfg.dur, "pool-duration", 10*time.Second, "Kubernetes warm pool: how long Poisson claims arrive")
 	flag.IntVar(&poolCfg.burst, "pool-burst", 10, "Kubernetes warm pool: claims at once")
