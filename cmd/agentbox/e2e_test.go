@@ -65,7 +65,12 @@ func (o abCmd) run(t *testing.T, args ...string) result {
 
 func baseEnv(t *testing.T) []string {
 	state := t.TempDir()
-	env := []string{"HOME=" + state, "XDG_STATE_HOME=" + filepath.Join(state, "state"), "PATH=" + os.Getenv("PATH"), "NO_COLOR=1", testutil.ManifestEnv()}
+	// Each test has its own sandbox slots (AGENTBOX_RUNTIME_DIR): its
+	// processes share the host-wide cap among themselves, never with the
+	// packages go test runs beside it, so no test waits on another's slot
+	// or prints that it does.
+	env := []string{"HOME=" + state, "XDG_STATE_HOME=" + filepath.Join(state, "state"), "PATH=" + os.Getenv("PATH"), "NO_COLOR=1", testutil.ManifestEnv(),
+		"AGENTBOX_RUNTIME_DIR=" + filepath.Join(state, "run")}
 	if h := os.Getenv("DOCKER_HOST"); h != "" {
 		env = append(env, "DOCKER_HOST="+h)
 	}

@@ -71,11 +71,11 @@ func TestZombiesReaped(t *testing.T) {
 		s := testutil.StartWith(t, cfg)
 		// The orphan (setsid, double fork) forks three children that exit
 		// at once, then execs sleep: nobody waits for them.
-		res := execOut(t, s, `setsid -f bash -c 'sleep 0.2 & sleep 0.2 & sleep 0.2 & exec sleep 30'
+		res := execOut(t, s, `setsid -f bash -c 'sleep 0.2 & sleep 0.2 & sleep 0.2 & exec sleep 30' </dev/null >/dev/null 2>&1
 			for i in $(seq 50); do z=$(grep -l '^State:.*Z' /proc/[0-9]*/status 2>/dev/null | wc -l); [ "$z" -ge 3 ] && break; sleep 0.1; done
 			echo zombies=$z`)
 		if !strings.Contains(string(res.Output), "zombies=3") {
-			t.Fatalf("the setup made no zombies: %q", res.Output)
+			t.Fatalf("the setup made no zombies: exit %d %q", res.ExitCode, res.Output)
 		}
 		deadline := time.Now().Add(20 * time.Second)
 		for {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentbox/agentbox/sandbox"
 )
@@ -99,7 +100,29 @@ func (t *procTable) chain(pid int) [][]string {
 // (sandbox.OriginPrefix): the processes holding the client's socket, each
 // with its program chain, or why none could be found.
 func (s *Server) originLine(c net.Conn) []byte {
-	o := sandbox.Origin{}
+	// The tracer records a fork when it handles the event, which can lag
+	// behind the kernel under load: a just-forked holder (head, forked by
+	// bash, before its exec) has no chain yet. Look again for a moment
+	// before calling a holder untraced; an untraced one stays so.
+	var o sandbox.Origin
+	for deadline := time.Now().Add(originSettle); ; time.Sleep(20 * time.Millisecond) {
+		var settled bool
+		o, settled = s.origin(c)
+		if settled || time.Now().After(deadline) {
+			break
+		}
+	}
+	b, _ := json.Marshal(o)
+	return append(append([]byte(sandbox.OriginPrefix), b...), '\n')
+}
+
+// originSettle bounds how long originLine waits for the tracer to record
+// a holder's fork or exec.
+const originSettle = 500 * time.Millisecond
+
+// origin is one look at the processes holding c's client end; settled is
+// false when a holder has no chain yet (its fork may not be recorded).
+func (s *Server) origin(c net.Conn) (o sandbox.Origin, settled bool) {
 	pids, err := socketOwners(c)
 	switch {
 	case err != nil:
@@ -107,17 +130,19 @@ func (s *Server) originLine(c net.Conn) []byte {
 	case len(pids) == 0:
 		o.Error = "no process holds the connection's socket"
 	}
+	if err != nil {
+		return o, true
+	}
 	for _, pid := range pids {
 		ch := s.procs.chain(pid)
 		if len(ch) == 0 {
 			o.Error = fmt.Sprintf("process %d holds the connection but was not started by a traced call", pid)
 			o.Holders = nil
-			break
+			return o, false
 		}
 		o.Holders = append(o.Holders, sandbox.OriginProcess{PID: pid, Chain: ch})
 	}
-	b, _ := json.Marshal(o)
-	return append(append([]byte(sandbox.OriginPrefix), b...), '\n')
+	return o, true
 }
 
 // socketOwners finds the processes that hold the client end of c, an
