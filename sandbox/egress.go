@@ -43,6 +43,12 @@ func ProxyEnv() map[string]string {
 // by the session CA (Config.TrustPEM).
 const CABundlePath = "/run/agentbox/ca-bundle.pem"
 
+// TrustPEMEnv carries the session CA (PEM, a public certificate, never its
+// key) to an executor that writes the bundle at CABundlePath itself (the
+// kubernetes backend: a pod has no host file to mount). The executor never
+// passes its AGENTBOX_ variables on to the commands it runs.
+const TrustPEMEnv = "AGENTBOX_TRUST_PEM"
+
 // TrustEnv points the usual clients (OpenSSL and curl, Python requests,
 // Node, git, pip) at the session's CA bundle.
 func TrustEnv() map[string]string {

@@ -59,8 +59,8 @@ func checkConfig(cfg *sandbox.Config) error {
 	default:
 		return fmt.Errorf("%w: network %q: want none, proxy or open", sandbox.ErrConfig, cfg.Network)
 	}
-	if len(cfg.TrustPEM) > 0 {
-		return fmt.Errorf("%w: secrets and network.rules (TLS interception) are not supported on the kubernetes backend yet: the pod cannot mount the session's CA bundle; use --backend docker", sandbox.ErrConfig)
+	if len(cfg.TrustPEM) > 0 && cfg.Network != sandbox.NetworkProxy {
+		return fmt.Errorf("%w: a session CA (secrets, network.rules) needs network: proxy; refusing to start", sandbox.ErrConfig)
 	}
 	if err := cfg.DefaultLimits(); err != nil {
 		return err
