@@ -145,7 +145,7 @@ func doctorKubernetes(c *cli.Context) error {
 			fmt.Fprintf(w, "ok    %-14s %s\n", ch.Name, ch.OK)
 		}
 	}
-	fmt.Fprintf(w, "note  %-14s network: proxy is not available on kubernetes yet; file rules are applied to the copy (read-denied paths never enter the pod, write-denied changes never come back)\n", "limits")
+	fmt.Fprintf(w, "note  %-14s on kubernetes file rules are applied to the copy (read-denied paths never enter the pod, write-denied changes never come back)\n", "limits")
 	if bad > 0 {
 		return exitWith(exitUnavailable, fmt.Errorf("%d check(s) failed", bad))
 	}
