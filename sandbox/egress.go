@@ -44,9 +44,9 @@ func ProxyEnv() map[string]string {
 const CABundlePath = "/run/agentbox/ca-bundle.pem"
 
 // TrustPEMEnv carries the session CA (PEM, a public certificate, never its
-// key) to an executor that writes the bundle at CABundlePath itself (the
-// kubernetes backend: a pod has no host file to mount). The executor never
-// passes its AGENTBOX_ variables on to the commands it runs.
+// key) to `agentbox executor --ca-bundle`, which writes the bundle at
+// CABundlePath (the kubernetes backend's init container: a pod has no host
+// file to mount).
 const TrustPEMEnv = "AGENTBOX_TRUST_PEM"
 
 // TrustEnv points the usual clients (OpenSSL and curl, Python requests,

@@ -16,17 +16,17 @@ import (
 // k8sBrokerProbe fetches two paths of the upstream over HTTPS through the
 // proxy with python's default trust (SSL_CERT_FILE, the session's bundle)
 // and the secret's placeholder in Authorization, and says whether the
-// bundle is read-only and whether the executor's CA variable leaked into
-// the command's environment.
+// bundle's directory is a read-only file system (EROFS) and whether the
+// CA variable reached the command's environment.
 const k8sBrokerProbe = `import os, ssl, sys, urllib.request, urllib.error
 port = sys.argv[1]
 ctx = ssl.create_default_context()
 b = os.environ["SSL_CERT_FILE"]
 try:
-    open(b, "a").close()
+    open(os.path.join(os.path.dirname(b), "planted"), "w").close()
     print("BUNDLE writable")
-except OSError:
-    print("BUNDLE read-only", b, "CA" if "BEGIN CERTIFICATE" in open(b).read() else "empty")
+except OSError as e:
+    print("BUNDLE read-only" if e.errno == 30 else "BUNDLE " + str(e), b, "CA" if "BEGIN CERTIFICATE" in open(b).read() else "empty")
 print("PEMVAR", "AGENTBOX_TRUST_PEM" in os.environ)
 for p in ["/data", "/admin/keys"]:
     req = urllib.request.Request("https://127.0.0.1:%s%s" % (port, p), headers={"Authorization": "Bearer " + os.environ["TOKEN"]})
@@ -39,8 +39,8 @@ for p in ["/data", "/admin/keys"]:
 
 // TestK8sBrokerEffect: a broker secret on the cluster, with a policy
 // layered on the default. The pod trusts the session CA through the
-// bundle the executor writes at /run/agentbox/ca-bundle.pem (read-only to
-// the command), python gets the upstream's answer over HTTPS, the upstream
+// bundle an init container writes at /run/agentbox/ca-bundle.pem (mounted
+// read-only in the sandbox's container), python gets the upstream's answer over HTTPS, the upstream
 // receives the real secret in Authorization, a network.rules deny is
 // refused, and the value is nowhere the sandbox sees: output, the
 // workspace copy's files, the audit log.

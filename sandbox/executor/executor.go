@@ -135,9 +135,6 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 // setup applies the hello's settings.
 func (s *Server) setup(hello *wire.Request) error {
 	s.keep, s.cap, s.pidsMax = hello.Keep, hello.Cap, hello.PidsMax
-	if err := writeTrustBundle(); err != nil {
-		return err
-	}
 	if hello.SetIDFilter {
 		// On the executor itself, all its threads: every command it
 		// starts inherits it, at no cost per call. The executor never

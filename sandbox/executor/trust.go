@@ -13,14 +13,18 @@ import (
 // session's.
 const maxBundleBytes = 8 << 20
 
-// writeTrustBundle writes the session's CA bundle at sandbox.CABundlePath
-// when the host passed the session CA in sandbox.TrustPEMEnv (the
-// kubernetes backend): the image's system bundle (the first of
-// sandbox.SystemBundles found) followed by the session CA, read-only. A
-// no-op without the variable. Fails closed: a session whose proxy
-// intercepts TLS does not run without its bundle.
-func writeTrustBundle() error {
-	return writeTrustBundleAt(sandbox.CABundlePath, sandbox.SystemBundles, os.Getenv(sandbox.TrustPEMEnv))
+// WriteTrustBundle writes the session's CA bundle at sandbox.CABundlePath
+// from the session CA in sandbox.TrustPEMEnv: the image's system bundle
+// (the first of sandbox.SystemBundles found) followed by the session CA.
+// The kubernetes backend runs it as the pod's init container, whose
+// directory the sandbox's container mounts read-only. Fails closed: no
+// PEM, or a bundle it cannot write, is an error.
+func WriteTrustBundle() error {
+	pem := os.Getenv(sandbox.TrustPEMEnv)
+	if pem == "" {
+		return fmt.Errorf("no session CA in %s: nothing to write (internal: the kubernetes backend sets it on the init container)", sandbox.TrustPEMEnv)
+	}
+	return writeTrustBundleAt(sandbox.CABundlePath, sandbox.SystemBundles, pem)
 }
 
 func writeTrustBundleAt(dst string, systems []string, pem string) error {

@@ -39,4 +39,8 @@ func TestWriteTrustBundle(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "refusing") {
 		t.Fatalf("unwritable directory: %v", err)
 	}
+	t.Setenv("AGENTBOX_TRUST_PEM", "")
+	if err := WriteTrustBundle(); err == nil {
+		t.Fatal("no PEM: want an error")
+	}
 }

@@ -72,14 +72,7 @@ func podSpec(cfg sandbox.Config, id string, owner map[string]string, host string
 		}
 		maps.Copy(vars, sandbox.ProxyEnv()) // the proxy's variables win
 	}
-	delete(vars, sandbox.TrustPEMEnv)
-	if len(cfg.TrustPEM) > 0 {
-		if vars == nil {
-			vars = map[string]string{}
-		}
-		// For the executor only: it writes the bundle before it serves.
-		vars[sandbox.TrustPEMEnv] = string(cfg.TrustPEM)
-	}
+	delete(vars, sandbox.TrustPEMEnv) // the init container's only
 	for _, k := range slices.Sorted(maps.Keys(vars)) {
 		env = append(env, corev1.EnvVar{Name: k, Value: vars[k]})
 	}

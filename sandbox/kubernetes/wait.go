@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentbox/agentbox/sandbox"
@@ -29,6 +30,11 @@ func podState(pod *corev1.Pod, image string) (ready bool, waiting string, err er
 		if pod.Status.Reason != "" {
 			why += " (" + pod.Status.Reason + ": " + pod.Status.Message + ")"
 		}
+		for _, cs := range pod.Status.InitContainerStatuses {
+			if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+				why += fmt.Sprintf("; the init container %s (writes the session's CA bundle) exited %d (%s) %s", cs.Name, t.ExitCode, t.Reason, strings.TrimSpace(t.Message))
+			}
+		}
 		for _, cs := range pod.Status.ContainerStatuses {
 			if t := cs.State.Terminated; t != nil {
 				why += fmt.Sprintf("; the executor exited %d (%s) %s", t.ExitCode, t.Reason, strings.TrimSpace(t.Message))
@@ -36,7 +42,7 @@ func podState(pod *corev1.Pod, image string) (ready bool, waiting string, err er
 		}
 		return false, "", fmt.Errorf("%w: the sandbox pod ended before it could serve: %s", sandbox.ErrUnavailable, why)
 	}
-	for _, cs := range pod.Status.ContainerStatuses {
+	for _, cs := range append(slices.Clone(pod.Status.InitContainerStatuses), pod.Status.ContainerStatuses...) {
 		if cs.State.Running != nil && pod.Status.Phase == corev1.PodRunning {
 			return true, "", nil
 		}
