@@ -92,7 +92,7 @@ func startNet(t *testing.T, rt string, opts ...func(*sandbox.Config)) *netSetup 
 
 func (n *netSetup) py(t *testing.T, code string) string {
 	t.Helper()
-	res := sandboxtest.Exec(t, n.s, "python3 - <<'EOF'\n"+code+"\nEOF", 30*time.Second)
+	res := sandboxtest.Exec(t, n.s, "python3 - <<'EOF'\n"+code+"\nEOF", 60*time.Second) // python under gVisor on a loaded 2-core host can take a while to start
 	return strings.TrimSpace(string(res.Output))
 }
 
