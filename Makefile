@@ -56,11 +56,15 @@ image-k8s: image
 # Before anything, test-deps installs (as root) and registers what the
 # suites need: runsc, podman, e2fsprogs, chromium, debootstrap, tmux.
 K8S_REQUIRED := $(shell [ "$$(id -u)" = 0 ] && echo 1 || echo 0)
+# One test package at a time (-p 1): the engine suites start sandboxes in
+# parallel within a package already, and two such packages at once on a
+# 2-core host starved gVisor sentries into CI failures; the run is a few
+# minutes longer and no test waits on another package's load.
 test: test-deps
 	@$(MAKE) --no-print-directory image-k8s images
 	@if [ "$(K8S_REQUIRED)" = 1 ]; then K8S_IMAGES='$(K8S_IMAGES)' bash k8s/up.sh; \
 	else echo "== not root: the Kubernetes suites run only against the cluster KUBECONFIG names (make k8s-up needs root)"; fi
-	AGENTBOX_REQUIRE_DOCKER=1 AGENTBOX_REQUIRE_RUNSC=1 AGENTBOX_ENGINE_DEATH_TEST=1 AGENTBOX_REQUIRE_K8S=$(K8S_REQUIRED) AGENTBOX_BIN=$(BIN) $(GO) test -count=1 -timeout 60m ./...
+	AGENTBOX_REQUIRE_DOCKER=1 AGENTBOX_REQUIRE_RUNSC=1 AGENTBOX_ENGINE_DEATH_TEST=1 AGENTBOX_REQUIRE_K8S=$(K8S_REQUIRED) AGENTBOX_BIN=$(BIN) $(GO) test -p 1 -count=1 -timeout 60m ./...
 	@left=$$(docker ps -aq --filter label=agentbox.session 2>/dev/null | wc -l); \
 	if [ "$$left" != "0" ]; then echo "FAIL: $$left agentbox container(s) left behind"; docker ps -a --filter label=agentbox.session; exit 1; fi; \
 	echo "no agentbox containers left behind"

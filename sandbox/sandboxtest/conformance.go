@@ -49,6 +49,12 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
+// Quick bounds a command that should end at once. The bound catches a
+// hang (a command waiting on stdin, an executor that never answers), not
+// slowness: under gVisor on a loaded 2-core host the sentry can stall for
+// seconds, and a 10 s bound failed a CI run on "printf ”".
+const Quick = time.Minute
+
 // Exec runs a command and fails the test on a sandbox error.
 func Exec(t *testing.T, s sandbox.Session, cmd string, timeout time.Duration) sandbox.ExecResult {
 	t.Helper()
@@ -63,7 +69,7 @@ func Exec(t *testing.T, s sandbox.Session, cmd string, timeout time.Duration) sa
 // than the listing shell itself.
 func processes(t *testing.T, s sandbox.Session) []string {
 	t.Helper()
-	res := Exec(t, s, `for p in /proc/[0-9]*; do [ "${p#/proc/}" = "$$" ] && continue; c=$(cat $p/comm 2>/dev/null) && echo "$c"; done`, 10*time.Second)
+	res := Exec(t, s, `for p in /proc/[0-9]*; do [ "${p#/proc/}" = "$$" ] && continue; c=$(cat $p/comm 2>/dev/null) && echo "$c"; done`, Quick)
 	var out []string
 	for _, l := range strings.Fields(string(res.Output)) {
 		if l != "cat" {
@@ -91,7 +97,7 @@ func runExec(t *testing.T, start Start) {
 		{`printf '\x00\xff\n'`, 0, "\x00\xff\n"},
 	}
 	for _, c := range cases {
-		res := Exec(t, s, c.cmd, 10*time.Second)
+		res := Exec(t, s, c.cmd, Quick)
 		if res.ExitCode != c.code || string(res.Output) != c.out || res.TimedOut || res.Truncated {
 			t.Errorf("%q: got exit %d output %q timed_out=%v truncated=%v; want exit %d output %q", c.cmd, res.ExitCode, res.Output, res.TimedOut, res.Truncated, c.code, c.out)
 		}
@@ -100,7 +106,7 @@ func runExec(t *testing.T, start Start) {
 		}
 	}
 	// Background processes left behind are killed after the call.
-	res := Exec(t, s, "sleep 300 & echo started", 10*time.Second)
+	res := Exec(t, s, "sleep 300 & echo started", Quick)
 	if res.ExitCode != 0 || !strings.Contains(string(res.Output), "started") {
 		t.Fatalf("background start: %+v", res)
 	}
@@ -185,7 +191,7 @@ func runLimits(t *testing.T, start Start, opts Options) {
 		if _, dead := failedClosed(t, start, &s, opts, "fork-bomb", "bomb(){ bomb | bomb & }; bomb", 5*time.Second); dead {
 			return
 		}
-		after := Exec(t, s, "echo alive", 10*time.Second)
+		after := Exec(t, s, "echo alive", Quick)
 		if strings.TrimSpace(string(after.Output)) != "alive" {
 			t.Fatalf("sandbox unusable after fork bomb: %+v", after)
 		}
@@ -294,7 +300,7 @@ func runFiles(t *testing.T, start Start) {
 		t.Errorf("write escaped the workspace")
 	}
 	// The session still works after every refusal.
-	if res := Exec(t, s, "echo ok", 10*time.Second); string(res.Output) != "ok\n" {
+	if res := Exec(t, s, "echo ok", Quick); string(res.Output) != "ok\n" {
 		t.Fatalf("session broken after file errors: %q", res.Output)
 	}
 }

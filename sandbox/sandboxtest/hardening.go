@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Difference is how one isolation tier legitimately differs from a
@@ -76,7 +75,7 @@ func RunHardening(t *testing.T, start Start, diffs map[string]Difference) {
 			want = d.Want
 			t.Logf("%s: expecting %q, not %q: %s", c.name, d.Want, c.want, d.Reason)
 		}
-		res := Exec(t, s, c.cmd, 10*time.Second)
+		res := Exec(t, s, c.cmd, Quick)
 		if got := strings.TrimSpace(string(res.Output)); got != want {
 			t.Errorf("%s: got %q, want %q", c.name, got, want)
 		}
