@@ -74,8 +74,9 @@ func checkConfig(cfg *sandbox.Config) error {
 	// The node's RuntimeDefault profile lets a process set set-id bits:
 	// the executor filters them out itself.
 	cfg.Enforce.SetIDFilter = true
-	// Programs known by content; the manifest is made at each session's
-	// hello (the image id is not known before the pod runs).
+	// Programs known by content; the manifest is made at a session's
+	// hello and cached under the image's content id, which is known once
+	// the pod runs (see manifestKey).
 	cfg.Enforce.ByContent = true
 	if cfg.OutputCap <= 0 {
 		cfg.OutputCap = sandbox.DefaultOutputCap

@@ -205,3 +205,25 @@ func TestDoctorNetpolRefusal(t *testing.T) {
 		}
 	}
 }
+
+// The manifest cache key comes from a container status's image id: an id
+// or a digest reference gives sha256:<hex>; anything else gives no key.
+func TestManifestKey(t *testing.T) {
+	hex := strings.Repeat("ab", 32)
+	cases := map[string]string{
+		"sha256:" + hex:                        "sha256:" + hex,
+		"docker.io/agentbox/k8s@sha256:" + hex: "sha256:" + hex,
+		"import-2026-12-02@sha256:" + hex:      "sha256:" + hex,
+		"":                                     "",
+		"sha256:" + hex[:63]:                   "",
+		"sha256:" + strings.ToUpper(hex):       "",
+		"agentbox/k8s:latest":                  "",
+		"docker.io/x/sha256:" + hex:            "",
+		"sha256:" + hex + "/../../etc":         "",
+	}
+	for in, want := range cases {
+		if got := manifestKey(in); got != want {
+			t.Errorf("manifestKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -70,6 +70,11 @@ func (r *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 		for _, st := range pod.Status.ContainerStatuses {
 			s.info.ImageID = st.ImageID
 		}
+		// With the image's content id known, its manifest of executables
+		// is cached on the host as Docker's is: the next pod of the image
+		// (a warm one above all) gets it in the hello instead of walking
+		// and listing the image at the start of every session.
+		s.cfg.Enforce.Image = manifestKey(s.info.ImageID)
 		err := s.connect(ctx)
 		if err == nil {
 			break
@@ -103,4 +108,21 @@ func (r *Runtime) createError(what string, err error) error {
 		return fmt.Errorf("%w: creating %s: a sandbox of this session exists already on the cluster (a session id is used once)", sandbox.ErrConfig, what)
 	}
 	return fmt.Errorf("%w: creating %s: %w", sandbox.ErrUnavailable, what, err)
+}
+
+// manifestKey is the content id a pod's image is known by in the
+// manifest cache ("sha256:<hex>"), from the container status's image id:
+// the image's own id, or a digest reference (repo@sha256:<hex>) whose
+// digest names the content as well. "" (no cache: the manifest is made
+// at hello) for anything else.
+func manifestKey(imageID string) string {
+	i := strings.LastIndex(imageID, "sha256:")
+	if i < 0 || (i > 0 && imageID[i-1] != '@') {
+		return ""
+	}
+	hex := imageID[i+len("sha256:"):]
+	if len(hex) != 64 || strings.Trim(hex, "0123456789abcdef") != "" {
+		return ""
+	}
+	return "sha256:" + hex
 }
