@@ -9,6 +9,7 @@ import (
 	"github.com/agentbox/agentbox/sandbox"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // newPod gives the session its pod: a warm one claimed from its pool
@@ -130,6 +131,24 @@ func (r *Runtime) PoolIdle(ctx context.Context, cfg sandbox.Config) (int, error)
 	list, err := r.cs.CoreV1().Pods(r.opts.Namespace).List(ctx, metav1.ListOptions{LabelSelector: p.ownIdle()})
 	if err != nil {
 		return 0, fmt.Errorf("%w: listing the pool's pods: %w", sandbox.ErrUnavailable, err)
+	}
+	n := 0
+	for i := range list.Items {
+		if servable(&list.Items[i], 0, 0) == "" {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// IdlePods counts the idle pool pods Ready to hand out in the namespace,
+// of any shape and any process's pool (benchmarks wait on another
+// process's pool with it).
+func (r *Runtime) IdlePods(ctx context.Context) (int, error) {
+	sel := labels.SelectorFromSet(labels.Set{labelPoolState: poolIdle}).String()
+	list, err := r.cs.CoreV1().Pods(r.opts.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return 0, fmt.Errorf("%w: listing the pool pods: %w", sandbox.ErrUnavailable, err)
 	}
 	n := 0
 	for i := range list.Items {
