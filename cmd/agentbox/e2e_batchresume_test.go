@@ -159,6 +159,10 @@ func TestBatchResumeNeverRepeatsAFinishedTask(t *testing.T) {
 				if status["t01"] != "interrupted" {
 					t.Errorf("t01: status %q, want interrupted (%+v)", status["t01"], sum)
 				}
+				// The resume says what it skipped and which flag runs it.
+				if !strings.Contains(r.stderr, "1 interrupted (t01: its session started but never ended") || !strings.Contains(r.stderr, "--rerun-interrupted runs it again") {
+					t.Errorf("the resume does not say it skipped t01 and that --rerun-interrupted runs it:\n%s", r.stderr)
+				}
 			} else if status["t01"] != "ok" {
 				t.Errorf("t01: status %q, want ok (%+v)", status["t01"], sum)
 			}
