@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentbox/agentbox/internal/fstree"
 	"github.com/agentbox/agentbox/internal/textutil"
 	"github.com/agentbox/agentbox/internal/xdg"
-	"github.com/agentbox/agentbox/workspace"
 )
 
 // Memory limits.
@@ -71,7 +71,7 @@ func (m Memory) Recent(n int) ([]MemoryEntry, error) {
 	if m.Path == "" || n <= 0 {
 		return nil, nil
 	}
-	f, err := os.OpenFile(m.Path, os.O_RDONLY|workspace.OpenNoFollow, 0)
+	f, err := os.OpenFile(m.Path, os.O_RDONLY|fstree.OpenNoFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -130,7 +130,7 @@ func (m Memory) Append(e MemoryEntry) error {
 	if err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}
-	f, err := os.OpenFile(m.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|workspace.OpenNoFollow, 0o600)
+	f, err := os.OpenFile(m.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|fstree.OpenNoFollow, 0o600)
 	if err != nil {
 		return fmt.Errorf("memory: %w", err)
 	}

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentbox/agentbox/internal/fstree"
 	"github.com/agentbox/agentbox/internal/textutil"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/workspace"
 )
 
 // MaxProjectInstructions bounds how much of AGENTS.md goes into the prompt.
@@ -38,7 +38,7 @@ func ReadProjectInstructions(dir string) (string, error) {
 	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("%s is not a regular file (symlinks are not followed); make it a plain file or remove it", p)
 	}
-	f, err := os.OpenFile(p, os.O_RDONLY|workspace.OpenNoFollow, 0)
+	f, err := os.OpenFile(p, os.O_RDONLY|fstree.OpenNoFollow, 0)
 	if err != nil {
 		return "", fmt.Errorf("reading %s: %w", p, err)
 	}

@@ -165,7 +165,7 @@ func applyOne(root, from *fstree.Root, overlay bool, c audit.FileChange) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
-	in, err := from.OpenFile(c.Path, os.O_RDONLY|OpenNoFollow, 0)
+	in, err := from.OpenFile(c.Path, os.O_RDONLY|fstree.OpenNoFollow, 0)
 	if err != nil {
 		return err
 	}

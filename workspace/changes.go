@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/internal/fstree"
 )
 
 // Change kinds beside audit's added, modified and deleted.
@@ -89,7 +90,7 @@ func (h *hasher) sum(p string, st Stat) string {
 // hashFile hashes the regular file p, refusing to follow a symlink or
 // block on a FIFO that replaced it.
 func hashFile(p string) (string, int64, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|OpenNoFollow, 0)
+	f, err := os.OpenFile(p, os.O_RDONLY|fstree.OpenNoFollow, 0)
 	if err != nil {
 		return "", 0, err
 	}

@@ -68,7 +68,7 @@ func exportOne(from, to *fstree.Root, rel string) error {
 		}
 		return to.Symlink(link, rel)
 	case fi.Mode().IsRegular():
-		in, err := from.OpenFile(rel, os.O_RDONLY|OpenNoFollow, 0)
+		in, err := from.OpenFile(rel, os.O_RDONLY|fstree.OpenNoFollow, 0)
 		if err != nil {
 			return err
 		}

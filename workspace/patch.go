@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/internal/fstree"
 )
 
 // maxPatchBytes: larger files are shown as "Binary files ... differ".
@@ -79,7 +80,7 @@ func readSide(root *os.Root, p string) side {
 		s.binary = true
 		return s
 	}
-	f, err := root.OpenFile(p, os.O_RDONLY|OpenNoFollow, 0)
+	f, err := root.OpenFile(p, os.O_RDONLY|fstree.OpenNoFollow, 0)
 	if err != nil {
 		s.binary = true
 		return s

@@ -151,7 +151,7 @@ func restoreEntry(root *os.Root, rel, wp string, fi fs.FileInfo) error {
 		}
 		return root.Symlink(target, rel)
 	}
-	in, err := os.OpenFile(wp, os.O_RDONLY|OpenNoFollow, 0)
+	in, err := os.OpenFile(wp, os.O_RDONLY|fstree.OpenNoFollow, 0)
 	if err != nil {
 		return err
 	}

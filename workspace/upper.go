@@ -225,7 +225,7 @@ func sameContent(a, b *fstree.Root, rel string) bool {
 
 // hashIn hashes the regular file rel below root.
 func hashIn(root *fstree.Root, rel string) (string, int64, error) {
-	f, err := root.OpenFile(path.Clean(rel), os.O_RDONLY|OpenNoFollow, 0)
+	f, err := root.OpenFile(path.Clean(rel), os.O_RDONLY|fstree.OpenNoFollow, 0)
 	if err != nil {
 		return "", 0, err
 	}

@@ -1,5 +1,5 @@
 //go:build !unix
 
-package workspace
+package fstree
 
 const OpenNoFollow = 0
