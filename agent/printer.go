@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/internal/textutil"
 	"github.com/agentbox/agentbox/policy"
-	"github.com/agentbox/agentbox/workspace"
 )
 
 // Events receives the progress of a run. Calls come from the goroutine
@@ -285,7 +285,7 @@ func (p *Printer) Finished(step, maxSteps int, r Result) {
 	if line := filesChangedLine(r.FilesChanged); line != "" {
 		p.write(p.paint(cDim, line) + "\n")
 	}
-	if why := workspace.Incomplete(r.FilesChanged); why != "" {
+	if why := audit.Incomplete(r.FilesChanged); why != "" {
 		p.write(p.paint(cBold+cRed, "the list of changed files is INCOMPLETE ("+why+"): nothing will be applied from it") + "\n")
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 // Markers among a record's files that are no file: the entry standing for
 // the files past the bound of one record ("…[N more files not listed]"),
-// and a list's incomplete marker (workspace.IncompleteMarker).
+// and a list's incomplete marker (IncompleteMarker).
 const (
 	ChangeOmitted    = "omitted"
 	ChangeIncomplete = "incomplete"

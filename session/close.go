@@ -153,7 +153,7 @@ func (s *Session) changes(pulledShort bool) []audit.FileChange {
 		return out
 	}
 	if pulledShort {
-		out = append(out, workspace.IncompleteMarker("the sandbox's last changes could not be brought back"))
+		out = append(out, audit.IncompleteMarker("the sandbox's last changes could not be brought back"))
 	}
 	if out == nil {
 		out = []audit.FileChange{}
@@ -176,7 +176,7 @@ func (s *Session) finishCopy() ([]audit.FileChange, error) {
 	if n == 0 {
 		return changes, nil
 	}
-	if why := workspace.Incomplete(changes); why != "" {
+	if why := audit.Incomplete(changes); why != "" {
 		s.notice(fmt.Sprintf("the change list of session %s is INCOMPLETE (%s): nothing can be applied from it; the copy stays in %s", cp.Session, why, cp.Root))
 		return changes, fmt.Errorf("%w (%s)", workspace.ErrIncomplete, why)
 	}

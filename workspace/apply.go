@@ -65,7 +65,7 @@ func (c *Copy) Apply() error {
 // are checked against the recorded sum. Nothing apply did not write is
 // removed or overwritten but the changed paths themselves.
 func ApplyChanges(src, from string, overlay bool, since int64, changes []audit.FileChange) error {
-	if why := Incomplete(changes); why != "" {
+	if why := audit.Incomplete(changes); why != "" {
 		return fmt.Errorf("%w (%s); nothing was applied: review the copy by hand", ErrIncomplete, why)
 	}
 	if g := guarded(changes); len(g) > 0 {

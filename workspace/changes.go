@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/internal/fstree"
@@ -24,21 +23,6 @@ const (
 
 // ErrIncomplete: the change list misses changes, so nothing is applied.
 var ErrIncomplete = errors.New("the change list is incomplete")
-
-// IncompleteMarker is the last entry of a change list that misses changes.
-func IncompleteMarker(why string) audit.FileChange {
-	return audit.FileChange{Path: "(incomplete: " + why + ")", Change: ChangeIncomplete}
-}
-
-// Incomplete reports why changes misses changes ("" when it is complete).
-func Incomplete(changes []audit.FileChange) string {
-	for _, c := range changes {
-		if c.Change == ChangeIncomplete {
-			return strings.TrimSuffix(strings.TrimPrefix(c.Path, "(incomplete: "), ")")
-		}
-	}
-	return ""
-}
 
 // Counted is changes without the incomplete marker.
 func Counted(changes []audit.FileChange) []audit.FileChange {

@@ -108,7 +108,7 @@ func TestSnapshotDiffSixKinds(t *testing.T) {
 			t.Errorf("%s not hashed", c.Path)
 		}
 	}
-	if Incomplete(changes) != "" {
+	if audit.Incomplete(changes) != "" {
 		t.Errorf("complete diff marked incomplete")
 	}
 }
@@ -121,7 +121,7 @@ func TestSnapshotBoundSaysIncomplete(t *testing.T) {
 	before, _ := SnapshotWith(dir, lim)
 	after, _ := SnapshotWith(dir, lim)
 	changes := Diff(before, after)
-	if why := Incomplete(changes); !strings.Contains(why, "more than 10 entries") {
+	if why := audit.Incomplete(changes); !strings.Contains(why, "more than 10 entries") {
 		t.Fatalf("want an incomplete marker, got %v", changes)
 	}
 	if err := ApplyChanges(dir, dir, false, 0, changes); err == nil || !strings.Contains(err.Error(), "incomplete") {
@@ -131,7 +131,7 @@ func TestSnapshotBoundSaysIncomplete(t *testing.T) {
 	b2, _ := SnapshotWith(dir, h)
 	writeFile(t, filepath.Join(dir, "edit.txt"), "a longer edit\n")
 	a2, _ := SnapshotWith(dir, h)
-	if why := Incomplete(Diff(b2, a2)); !strings.Contains(why, "to hash") {
+	if why := audit.Incomplete(Diff(b2, a2)); !strings.Contains(why, "to hash") {
 		t.Errorf("hash bound not reported: %q", why)
 	}
 }

@@ -227,8 +227,8 @@ func (c *Copy) Scan() ([]audit.FileChange, error) {
 		}
 		ch = Diff(c.before, after)
 	}
-	if c.lost != "" && Incomplete(ch) == "" {
-		ch = append(ch, IncompleteMarker(c.lost))
+	if c.lost != "" && audit.Incomplete(ch) == "" {
+		ch = append(ch, audit.IncompleteMarker(c.lost))
 	}
 	return ch, nil
 }

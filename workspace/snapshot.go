@@ -115,7 +115,7 @@ func Diff(before, after Snap) []audit.FileChange {
 		why = h.incomplete
 	}
 	if why != "" {
-		out = append(out, IncompleteMarker(why))
+		out = append(out, audit.IncompleteMarker(why))
 	}
 	return out
 }

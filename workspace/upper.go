@@ -52,7 +52,7 @@ func ScanUpper(upper, lower string) ([]audit.FileChange, error) {
 	}
 	sortChanges(s.out)
 	if s.h.incomplete != "" {
-		s.out = append(s.out, IncompleteMarker(s.h.incomplete))
+		s.out = append(s.out, audit.IncompleteMarker(s.h.incomplete))
 	}
 	return s.out, nil
 }

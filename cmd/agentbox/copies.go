@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/batch"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/workspace"
@@ -91,7 +92,7 @@ func sessionCounts(store workspace.Store, m workspace.Meta) (string, bool) {
 		return fmt.Sprintf("%d promoted, %d held", promoted, held), m.State == workspace.StateLive || promoted+held > 0
 	}
 	count := fmt.Sprint(len(workspace.Counted(m.Changes)))
-	if workspace.Incomplete(m.Changes) != "" {
+	if audit.Incomplete(m.Changes) != "" {
 		count += " (incomplete)"
 	}
 	if staged && held > 0 {
