@@ -68,15 +68,9 @@ type Tools struct {
 	// output as it is written, the streams apart, whole and redacted
 	// (`agentbox exec`); the model still gets the capped output.
 	Stdout, Stderr io.Writer
-	// Staged, when set, promotes each call's changes from the staging
-	// layer into the workspace on the host (rw on a staged workspace).
-	Staged Promoter
-	// AfterCall, when set, runs after every call that ran in the sandbox,
-	// before its Outcome is returned (session.Session.AfterCall: the
-	// host-side step after each call). It may amend o.Text (already
-	// redacted and capped: what it adds is its own to redact); an error
-	// becomes the Outcome's Err and ends the session.
-	AfterCall func(ctx context.Context, o *Outcome) error
+	// Hook, when set, is the host-side step after each call (the
+	// session's: see CallHook).
+	Hook CallHook
 
 	// Learn makes this a learning run (`run --learn`): calls the policy
 	// asks about or denies run, recorded as would_ask/would_deny with the
@@ -202,18 +196,16 @@ func (t *Tools) record(rec *audit.Record) error {
 
 // Call carries out one tool call. Problems the model can fix (bad JSON,
 // unknown tool, denial, a file the executor refused) come back as text in
-// Outcome.Text; Outcome.Err is set only when the session must end. On a
-// staged workspace the call's changes are promoted (or held) before it
-// returns.
+// Outcome.Text; Outcome.Err is set only when the session must end. The
+// Hook runs before it returns (on a staged workspace the call's changes
+// are promoted, or held).
 func (t *Tools) Call(ctx context.Context, callID, name, argsJSON string) Outcome {
 	o := t.call(ctx, callID, name, argsJSON)
-	if t.Staged != nil && o.Err == nil {
-		t.promote(ctx, &o)
-		o = t.finish(o)
-	}
-	if t.AfterCall != nil && o.Ran && o.Err == nil {
-		if err := t.AfterCall(ctx, &o); err != nil {
-			o.Err = err
+	if t.Hook != nil && o.Err == nil {
+		text := o.Text
+		o.Err = t.Hook.AfterCall(ctx, &o)
+		if o.Text != text {
+			o = t.finish(o) // what the hook added is redacted and capped too
 		}
 	}
 	return o

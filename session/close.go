@@ -62,7 +62,7 @@ func (s *Session) Close(ctx context.Context, end End) (Closed, error) {
 	if sess != nil {
 		// A workspace inside the sandbox comes back first, its refused
 		// changes recorded as alarms.
-		if res.PullErr = s.tools.PullChanges(ctx); res.PullErr != nil {
+		if res.PullErr = s.pullChanges(ctx); res.PullErr != nil {
 			s.notice(res.PullErr.Error())
 		}
 		s.holdPulled(ctx, sess)

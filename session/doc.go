@@ -12,11 +12,11 @@
 //     MCP call, exec's up-front decision).
 //   - Start starts the sandbox if needed and writes session_start, once.
 //   - Tools hands out the pipeline: every tool call goes through it.
-//   - AfterCall is the per-call hook: the pipeline (agent.Tools.AfterCall)
-//     calls it after every call that ran in the sandbox, before the
-//     result goes back. Host-side work after each call plugs in there.
-//     (Promotion of a staged workspace runs in the pipeline's Staged step
-//     just before it.)
+//   - AfterCall is the per-call step (the pipeline's one hook,
+//     agent.CallHook): after every call, before the result goes back, it
+//     promotes a staged workspace's changes (or decides a copy overlay's),
+//     records the checkpoint and the held changes, and tells the model
+//     what was held.
 //   - Close brings the changes back (pull, last promotion), lists them,
 //     writes session_end, removes the sandbox, finishes a copy (applied or
 //     left for review) and returns the one exit code (ExitCode).

@@ -58,7 +58,7 @@ func Exec(ctx context.Context, s *Session, command string) (agent.Outcome, Close
 	} else if o.Err == nil {
 		o.Err = setupErr
 	}
-	if err := t.PullChanges(ctx); err != nil && o.Err == nil {
+	if err := s.pullChanges(ctx); err != nil && o.Err == nil {
 		o.Err = err // the workspace copy misses the command's changes
 	}
 	closed, cerr := s.Close(ctx, End{Status: agent.ExecStatus(ctx, o), Steps: 1, Err: o.Err})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/agentbox/agentbox/workspace"
 )
@@ -27,7 +26,7 @@ func (s *Session) holdPulled(ctx context.Context, sess sandbox.Session) {
 			s.cp.MarkIncomplete("the sandbox's last changes could not be brought back")
 		}
 	}
-	cp, err := s.cp.HoldPulled("end", agent.StageDecider(s.o.Policy))
+	cp, err := s.cp.HoldPulled("end", stageDecider(s.o.Policy))
 	if err != nil {
 		s.cp.MarkIncomplete("its changes could not be decided")
 		s.notice(err.Error())
@@ -36,7 +35,7 @@ func (s *Session) holdPulled(ctx context.Context, sess sandbox.Session) {
 	if cp == nil {
 		return
 	}
-	if err := s.tools.RecordHeld(cp); err != nil {
+	if err := s.recordCheckpoint(cp, ""); err != nil {
 		s.notice(fmt.Sprintf("recording the held changes: %v", err))
 	}
 	s.notice(fmt.Sprintf("agentbox held %d change(s) the sandbox made (host hazards, files.write rules): they are not in the copy and will not be applied; review them with: agentbox changes %s --held", len(cp.Changes), s.cp.Session))

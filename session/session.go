@@ -96,8 +96,11 @@ type Session struct {
 	tools *agent.Tools
 	cp    *workspace.Copy
 	live  *workspace.Live // rw staged: each call's changes promoted on the host
-	snap  *workspace.SnapshotJob
-	start func(context.Context) (sandbox.Session, error) // Wrap: the caller's
+	// staged promotes (or, on a copy's overlay, decides) each call's
+	// changes after the call: live, or the copy's overlay; nil otherwise.
+	staged workspace.Promoter
+	snap   *workspace.SnapshotJob
+	start  func(context.Context) (sandbox.Session, error) // Wrap: the caller's
 	// external: the sandbox is the caller's (Wrap): Close leaves it.
 	external bool
 
@@ -166,7 +169,7 @@ func Open(ctx context.Context, rt sandbox.Runtime, o Options) (*Session, error) 
 	s.tools.SessionID = s.id
 	s.tools.Learn = o.Learn
 	s.tools.WorkspaceMode = s.cfg.WorkspaceMode
-	s.tools.AfterCall = s.AfterCall
+	s.tools.Hook = s
 	switch {
 	case mode == sandbox.WorkspaceCopy:
 		if err := s.newCopy(s.caps.OverlayStaging && !s.caps.CopyOverChannel && !o.NoOverlay); err != nil {
@@ -204,8 +207,8 @@ func Wrap(tools *agent.Tools, start func(context.Context) (sandbox.Session, erro
 		s.id = sandbox.NewID()
 		tools.SessionID = s.id
 	}
-	if tools.AfterCall == nil {
-		tools.AfterCall = s.AfterCall
+	if tools.Hook == nil {
+		tools.Hook = s
 	}
 	if tools.Session != nil {
 		s.beginSnapshot()
@@ -289,7 +292,7 @@ func (s *Session) newCopy(overlay bool) error {
 	}
 	co := workspace.CopyOptions{Session: s.id, DiskBytes: s.o.Policy.Sandbox.DiskBytes, DiskRequired: s.o.Policy.Sandbox.DiskSet,
 		NoOverlay: !overlay, MaxCopyBytes: s.o.MaxCopyBytes, BoundInSandbox: s.caps.DiskBound,
-		Decide: agent.StageDecider(s.o.Policy)}
+		Decide: stageDecider(s.o.Policy)}
 	if s.o.DiskBound != "" {
 		co.BoundInSandbox = s.o.DiskBound
 	}
@@ -306,11 +309,11 @@ func (s *Session) newCopy(overlay bool) error {
 	cp.Configure(&cfg)
 	s.cfg.Workspace, s.cfg.Overlay, s.cfg.WorkspaceMode, s.cfg.WorkspaceCopy = cfg.Workspace, cfg.Overlay, cfg.WorkspaceMode, cfg.WorkspaceCopy
 	s.cp = cp
-	s.tools.Staged = nil
+	s.staged = nil
 	if cp.Staging() != nil {
 		// An overlay: each call's changes are decided on the host (the
-		// pipeline's Staged step); the allowed ones stay for apply.
-		s.tools.Staged = cp
+		// session's after-call step); the allowed ones stay for apply.
+		s.staged = cp
 	}
 	return nil
 }

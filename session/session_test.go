@@ -171,7 +171,9 @@ func TestExecDeniedStartsNothing(t *testing.T) {
 }
 
 // TestAfterCallHook: the pipeline calls the session's per-call step after
-// every call that ran, and its error ends the session.
+// every call that did not end the session (a denied one too: a kept
+// background process may have changed files), and its error ends the
+// session.
 func TestAfterCallHook(t *testing.T) {
 	f := newFixture(t)
 	s, err := session.Open(context.Background(), &sandboxtest.FakeRuntime{}, f.options(""))
@@ -183,13 +185,13 @@ func TestAfterCallHook(t *testing.T) {
 	}
 	var seen []string
 	boom := errors.New("promotion failed")
-	s.Tools().AfterCall = func(ctx context.Context, o *agent.Outcome) error {
+	s.Tools().Hook = hookFunc(func(ctx context.Context, o *agent.Outcome) error {
 		seen = append(seen, o.CallID)
 		if o.CallID == "c2" {
 			return boom
 		}
 		return s.AfterCall(ctx, o)
-	}
+	})
 	ctx := context.Background()
 	if o := s.Tools().Call(ctx, "c1", agent.ToolExecuteBash, `{"command": "ls"}`); o.Err != nil {
 		t.Fatalf("c1: %v", o.Err)
@@ -198,14 +200,19 @@ func TestAfterCallHook(t *testing.T) {
 	if o := s.Tools().Call(ctx, "c2", agent.ToolReadFile, `{"path": "a.txt"}`); !errors.Is(o.Err, boom) {
 		t.Fatalf("c2: %v", o.Err)
 	}
-	if strings.Join(seen, ",") != "c1,c2" {
-		t.Errorf("after-call ran for %v, want c1,c2", seen)
+	if strings.Join(seen, ",") != "c1,c0,c2" {
+		t.Errorf("after-call ran for %v, want c1,c0,c2", seen)
 	}
 	closed, _ := s.Close(ctx, session.End{Status: agent.StatusError, Err: boom})
 	if closed.ExitCode != session.ExitFailed {
 		t.Errorf("exit %d", closed.ExitCode)
 	}
 }
+
+// hookFunc is a per-call hook made of a function.
+type hookFunc func(ctx context.Context, o *agent.Outcome) error
+
+func (f hookFunc) AfterCall(ctx context.Context, o *agent.Outcome) error { return f(ctx, o) }
 
 // TestCloseWithoutStartRecordsNothing: a session whose sandbox never
 // started writes nothing and leaves no copy.

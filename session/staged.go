@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/workspace"
 )
@@ -13,7 +12,7 @@ import (
 // newLive makes the staged workspace of an rw session and points the
 // configuration at it: the sandbox writes to an overlay, and each call's
 // allowed changes are promoted into the workspace on the host (the
-// pipeline's Staged step). A staging layer that cannot be made refuses the
+// session's after-call step). A staging layer that cannot be made refuses the
 // session with the reason and the fix.
 func (s *Session) newLive() error {
 	store := s.o.Store
@@ -34,13 +33,13 @@ func (s *Session) newLive() error {
 	if s.o.Policy.Sandbox.DiskSet {
 		o.DiskBytes, o.DiskRequired = s.o.Policy.Sandbox.DiskBytes, true
 	}
-	l, err := workspace.NewLive(store, s.cfg.Workspace, o, agent.StageDecider(s.o.Policy))
+	l, err := workspace.NewLive(store, s.cfg.Workspace, o, stageDecider(s.o.Policy))
 	if err != nil {
 		return fmt.Errorf("%w (or set AGENTBOX_STAGING=off to let the sandbox write into the workspace directly, checked only from inside the sandbox)", err)
 	}
 	l.Configure(&s.cfg)
 	s.live = l
-	s.tools.Staged = l
+	s.staged = l
 	return nil
 }
 
@@ -51,7 +50,7 @@ func (s *Session) stagedChanges(ctx context.Context) ([]audit.FileChange, error)
 	if sess := s.tools.Session; sess != nil && !s.external {
 		_ = sess.Close(ctx)
 	}
-	if _, err := s.tools.FinishStaged(s.live); err != nil {
+	if _, err := s.finishStaged(); err != nil {
 		return nil, fmt.Errorf("promoting the last changes: %w", err)
 	}
 	if s.live.DiskFull {
@@ -78,7 +77,7 @@ func (s *Session) keptChanges(ctx context.Context) error {
 	if sess := s.tools.Session; sess != nil && !s.external {
 		_ = sess.Close(ctx)
 	}
-	if _, err := s.tools.FinishKept(s.cp); err != nil {
+	if _, err := s.finishKept(); err != nil {
 		return err
 	}
 	cps, err := s.cp.Staging().Checkpoints()
@@ -93,4 +92,27 @@ func (s *Session) keptChanges(ctx context.Context) error {
 		s.notice(fmt.Sprintf("agentbox held %d change(s) the sandbox made (host hazards, files.write rules): they are not in the copy and will not be applied; review them with: agentbox changes %s --held", held, s.cp.Session))
 	}
 	return nil
+}
+
+// finishStaged promotes the last changes of a staged session once its
+// sandbox is gone and records them (call id "end").
+func (s *Session) finishStaged() (*workspace.Checkpoint, error) {
+	cp, err := s.live.Finish("end")
+	if err != nil {
+		return nil, err
+	}
+	if cp != nil {
+		err = s.recordCheckpoint(cp, "")
+	}
+	return cp, err
+}
+
+// finishKept decides the last changes of a copy-mode session (an overlay
+// copy) once its sandbox is gone, and records them (call id "end").
+func (s *Session) finishKept() (*workspace.Checkpoint, error) {
+	cp, err := s.cp.DecideLast("end")
+	if err == nil && cp != nil {
+		err = s.recordCheckpoint(cp, "")
+	}
+	return cp, err
 }

@@ -1,0 +1,52 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentbox/agentbox/agent"
+	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/sandbox"
+)
+
+// maxListed bounds the held changes spelled out to the model (as the
+// pipeline bounds denied execs and alarms).
+const maxListed = 10
+
+// promote runs after every call on a staged workspace: it records the
+// call's checkpoint (a `changes` record), an alarm per held change, and
+// tells the model what was held and why. A promotion that fails ends the
+// session: nothing more runs while changes cannot be decided.
+func (s *Session) promote(ctx context.Context, o *agent.Outcome) error {
+	// A call the caller cancelled (its processes killed, the session
+	// going on) still has its changes decided and promoted.
+	cp, err := s.staged.AfterCall(context.WithoutCancel(ctx), o.CallID)
+	if err != nil {
+		err = fmt.Errorf("promoting the changes of call %s: %w", o.CallID, err)
+		_ = s.record(&audit.Record{Event: audit.EventError, CallID: o.CallID, Tool: o.Tool, Error: err.Error()})
+		return err
+	}
+	if cp == nil {
+		return nil
+	}
+	if err := s.recordCheckpoint(cp, o.Tool); err != nil {
+		return err
+	}
+	held := cp.HeldChanges()
+	if len(held) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n[agentbox held %d change(s) of this call: they will not reach the user's workspace and are gone from the sandbox. Do not try to make them another way.]\n", len(held))
+	for i, c := range held {
+		o.Alarms = append(o.Alarms, sandbox.Alarm{Path: c.Path, What: "held", Action: "held", Rule: c.Held})
+		if i < maxListed {
+			fmt.Fprintf(&b, "  %s %s: held by %s (%s)\n", c.Change, c.Path, c.Held, c.Why)
+		} else if i == maxListed {
+			fmt.Fprintf(&b, "  … %d more (see the audit log)\n", len(held)-maxListed)
+		}
+	}
+	o.Text += b.String()
+	return nil
+}
