@@ -20,53 +20,13 @@ import (
 // host's queue, runs nothing meanwhile, and runs once root's is gone.
 func TestHostCapTwoUsers(t *testing.T) {
 	testutil.RequireDocker(t)
-	if os.Geteuid() != 0 {
-		t.Skip("running a second user's session needs root")
-	}
-	const other = 65534
-	groups := []uint32{}
-	if sock := engineSocket(); sock != "" {
-		var st syscall.Stat_t
-		if err := syscall.Stat(sock, &st); err != nil {
-			t.Fatalf("the engine's socket %s: %v", sock, err)
-		}
-		groups = append(groups, st.Gid)
-	}
-	// A directory both users reach: t.TempDir's parents are root's only.
-	top, err := os.MkdirTemp("", "agentbox-two-users-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(top) })
-	slots := filepath.Join(top, "run")
-	for _, d := range []string{top, slots} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Chmod(top, 0o755); err != nil {
+	u := newOtherUser(t)
+	slots := filepath.Join(u.top, "run")
+	if err := os.Mkdir(slots, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(slots, 0o777|os.ModeSticky); err != nil {
 		t.Fatal(err)
-	}
-	// The test's binary may sit in a directory only root reaches.
-	bin, err := os.ReadFile(testutil.Binary(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	theirBin := filepath.Join(top, "agentbox")
-	if err := os.WriteFile(theirBin, bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	theirs := filepath.Join(top, "other")
-	for _, d := range []string{theirs, filepath.Join(theirs, "ws")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(d, other, other); err != nil {
-			t.Fatal(err)
-		}
 	}
 	capEnv := []string{"AGENTBOX_MAX_SANDBOXES=1", "AGENTBOX_RUNTIME_DIR=" + slots}
 
@@ -82,17 +42,9 @@ func TestHostCapTwoUsers(t *testing.T) {
 		t.Fatalf("root's exec did not start: %q", line)
 	}
 
-	b := exec.Command(theirBin, "exec", "--workspace", filepath.Join(theirs, "ws"), "--audit", filepath.Join(theirs, "b.jsonl"), "--", "echo b-ran")
-	b.Dir = theirs
-	b.Env = append([]string{"HOME=" + theirs, "XDG_STATE_HOME=" + filepath.Join(theirs, "state"), "PATH=" + os.Getenv("PATH"), "NO_COLOR=1",
-		"AGENTBOX_MANIFEST_DIR=" + filepath.Join(theirs, "manifests")}, capEnv...)
-	if h := os.Getenv("DOCKER_HOST"); h != "" {
-		b.Env = append(b.Env, "DOCKER_HOST="+h)
-	}
-	b.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: other, Gid: other, Groups: groups}}
+	b := u.command(capEnv, "exec", "--workspace", filepath.Join(u.home, "ws"), "--audit", filepath.Join(u.home, "b.jsonl"), "--", "echo b-ran")
 	bOut, bErr := &testutil.LockedBuffer{}, &testutil.LockedBuffer{}
 	b.Stdout, b.Stderr = bOut, bErr
-	b.WaitDelay = 10 * time.Second
 	if err := b.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -113,17 +65,4 @@ func TestHostCapTwoUsers(t *testing.T) {
 	if err := testutil.WaitCmd(t, b, 2*time.Minute, "the other user's exec after the slot was freed"); err != nil || strings.TrimSpace(bOut.String()) != "b-ran" {
 		t.Fatalf("the other user's exec after the slot was freed: %v %q\n%s", err, bOut.String(), bErr.String())
 	}
-}
-
-// engineSocket is the path of the Docker engine's unix socket ("" when
-// DOCKER_HOST names another transport).
-func engineSocket() string {
-	h := os.Getenv("DOCKER_HOST")
-	if h == "" {
-		return "/var/run/docker.sock"
-	}
-	if p, ok := strings.CutPrefix(h, "unix://"); ok {
-		return p
-	}
-	return ""
 }
