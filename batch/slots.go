@@ -67,5 +67,5 @@ func waitingNotice(n, ahead int) string {
 	if ahead > 0 {
 		where = fmt.Sprintf("%d ahead of it in the host's queue", ahead)
 	}
-	return fmt.Sprintf("waiting for a sandbox slot: the host runs at most %d sandboxes at once and all are taken; this batch is %s (slots go round-robin between batches and sessions); its tasks start as slots free up", n, where)
+	return fmt.Sprintf("waiting for a sandbox slot: the host runs at most %s at once and all are taken; this batch is %s (slots go round-robin between batches and sessions); its tasks start as slots free up", hostcap.Sandboxes(n), where)
 }

@@ -90,7 +90,7 @@ func TestRunAndForkShareHostCap(t *testing.T) {
 		if !strings.Contains(c.out.String(), "[1/30] write_file") {
 			t.Errorf("%s made no call after the slot was freed:\n%s", c.name, c.out.String())
 		}
-		if n := strings.Count(c.out.String(), "waiting for a sandbox slot"); n != 1 || !strings.Contains(c.out.String(), "in the host's queue") {
+		if n := strings.Count(c.out.String(), "waiting for a sandbox slot"); n != 1 || !strings.Contains(c.out.String(), "in the host's queue") || !strings.Contains(c.out.String(), "at most 1 sandbox at once") {
 			t.Errorf("%s says it waits %d times (want once, with its place in the queue):\n%s", c.name, n, c.out.String())
 		}
 	}

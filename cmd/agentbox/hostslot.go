@@ -87,7 +87,7 @@ func (r *cappedRuntime) acquire(ctx context.Context) (*hostcap.Slot, error) {
 		if ahead > 0 {
 			where = fmt.Sprintf("%d ahead in the host's queue", ahead)
 		}
-		fmt.Fprintf(r.out, "agentbox: waiting for a sandbox slot: the host runs at most %d sandboxes at once and all are taken; %s (slots go round-robin between sessions and batches)\n", r.cap.N(), where)
+		fmt.Fprintf(r.out, "agentbox: waiting for a sandbox slot: the host runs at most %s at once and all are taken; %s (slots go round-robin between sessions and batches)\n", hostcap.Sandboxes(r.cap.N()), where)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: waiting for a sandbox slot: %w", sandbox.ErrClosed, err)

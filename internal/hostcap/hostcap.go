@@ -105,3 +105,12 @@ func Dir(getenv func(string) string) (string, error) {
 	}
 	return d, nil
 }
+
+// Sandboxes says n sandboxes in words ("1 sandbox", "2 sandboxes"), as
+// the waiting notices say the cap.
+func Sandboxes(n int) string {
+	if n == 1 {
+		return "1 sandbox"
+	}
+	return strconv.Itoa(n) + " sandboxes"
+}

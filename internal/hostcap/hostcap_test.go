@@ -102,3 +102,12 @@ func TestLimit(t *testing.T) {
 		t.Error("a bad AGENTBOX_MAX_SANDBOXES was accepted")
 	}
 }
+
+func TestSandboxesInWords(t *testing.T) {
+	if got := Sandboxes(1); got != "1 sandbox" {
+		t.Errorf("Sandboxes(1) = %q", got)
+	}
+	if got := Sandboxes(2); got != "2 sandboxes" {
+		t.Errorf("Sandboxes(2) = %q", got)
+	}
+}
