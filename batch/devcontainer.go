@@ -12,10 +12,11 @@ import (
 
 // BuildDevcontainers sets the Image of every task that uses its
 // workspace's devcontainer (devcontainer: true): the image it names, or
-// the one eng builds from its Dockerfile, once per devcontainer.json
-// (cached by the content hash of the build's inputs). eng may be nil when
-// no devcontainer has a Dockerfile.
-func BuildDevcontainers(ctx context.Context, eng devcontainer.Engine, tasks []Task, progress io.Writer) error {
+// the one b builds from its Dockerfile, once per devcontainer.json
+// (cached by the content hash of the build's inputs). b is the runtime's
+// image-building power (sandbox.ImageBuilder); it may be nil when no
+// devcontainer has a Dockerfile.
+func BuildDevcontainers(ctx context.Context, b sandbox.ImageBuilder, tasks []Task, progress io.Writer) error {
 	built := map[string]string{}
 	for i := range tasks {
 		t := &tasks[i]
@@ -31,10 +32,10 @@ func BuildDevcontainers(ctx context.Context, eng devcontainer.Engine, tasks []Ta
 			t.Image = img
 			continue
 		}
-		if eng == nil {
+		if b == nil {
 			return fmt.Errorf("%w: task %s: %s builds a Dockerfile, which needs the Docker engine; use the docker backend or name an image", sandbox.ErrConfig, t.ID, dc.Path)
 		}
-		img, err := devcontainer.Image(ctx, eng, dc, progress)
+		img, err := devcontainer.Image(ctx, b, dc, progress)
 		if err != nil {
 			return fmt.Errorf("task %s: %w", t.ID, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,28 +15,17 @@ import (
 	"sort"
 	"time"
 
-	"github.com/agentbox/agentbox/images"
-	"github.com/docker/docker/api/types/build"
-	"github.com/docker/docker/api/types/image"
-	"github.com/docker/docker/client"
+	"github.com/agentbox/agentbox/sandbox"
 )
-
-// Engine is the part of the Docker client a devcontainer build uses.
-type Engine interface {
-	ImageInspect(ctx context.Context, ref string, opts ...client.ImageInspectOption) (image.InspectResponse, error)
-	ImageBuild(ctx context.Context, buildContext io.Reader, opts build.ImageBuildOptions) (build.ImageBuildResponse, error)
-}
-
-var _ Engine = (*client.Client)(nil)
 
 // dockerfileName is where the Dockerfile goes in the build context.
 const dockerfileName = ".agentbox-devcontainer.Dockerfile"
 
 // Image returns the image the sandbox runs: c.Image, or the image built
-// from c.Build, tagged agentbox-devcontainer:HASH by the content hash of the
-// Dockerfile, the context and the args, and built only when that tag is
-// missing.
-func Image(ctx context.Context, eng Engine, c *Config, progress io.Writer) (string, error) {
+// from c.Build by b (the runtime's image-building power), tagged
+// agentbox-devcontainer:HASH by the content hash of the Dockerfile, the
+// context and the args, and built only when that tag is missing.
+func Image(ctx context.Context, b sandbox.ImageBuilder, c *Config, progress io.Writer) (string, error) {
 	if c.Build == nil {
 		return c.Image, nil
 	}
@@ -47,25 +37,21 @@ func Image(ctx context.Context, eng Engine, c *Config, progress io.Writer) (stri
 		return "", fmt.Errorf("devcontainer build context: %w", err)
 	}
 	tag := "agentbox-devcontainer:" + hashInputs(tarball, c.Build)
-	if _, err := eng.ImageInspect(ctx, tag); err == nil {
+	if ok, err := b.HasImage(ctx, tag); err == nil && ok {
 		return tag, nil
 	}
 	fmt.Fprintf(progress, "building the devcontainer's Dockerfile as %s\n", tag)
-	args := map[string]*string{}
-	for k, v := range c.Build.Args {
-		args[k] = &v
-	}
-	resp, err := eng.ImageBuild(ctx, bytes.NewReader(tarball), build.ImageBuildOptions{
-		Tags: []string{tag}, Dockerfile: dockerfileName, BuildArgs: args, Target: c.Build.Target,
-		Remove: true, ForceRemove: true, NetworkMode: "default",
-		Labels: map[string]string{"org.agentbox.devcontainer": c.Path},
+	err = b.BuildImage(ctx, sandbox.ImageBuild{
+		Context: bytes.NewReader(tarball), Dockerfile: dockerfileName, Tag: tag,
+		Args: c.Build.Args, Target: c.Build.Target,
+		Labels:   map[string]string{"org.agentbox.devcontainer": c.Path},
+		Progress: progress,
 	})
+	if failed := (*sandbox.BuildFailed)(nil); errors.As(err, &failed) {
+		return "", fmt.Errorf("building the devcontainer's Dockerfile %s: %w", c.Build.Dockerfile, err)
+	}
 	if err != nil {
 		return "", fmt.Errorf("building the devcontainer's Dockerfile: %w", err)
-	}
-	defer resp.Body.Close()
-	if err := images.FollowJSON(resp.Body, progress); err != nil {
-		return "", fmt.Errorf("building the devcontainer's Dockerfile %s: %w", c.Build.Dockerfile, err)
 	}
 	return tag, nil
 }

@@ -29,17 +29,20 @@ var (
 // backendDef is one selectable backend: what it can do (known before
 // connecting), how to connect, and its doctor. This table is the only
 // place the CLI knows backends by name; everything else decides by
-// capabilities.
+// capabilities and by the optional powers its Runtime has.
 type backendDef struct {
-	caps    sandbox.Capabilities
-	connect func(c *cli.Context) (backend, error)
-	doctor  func(c *cli.Context) error
+	caps sandbox.Capabilities
+	// buildsImages: its Runtime is a sandbox.ImageBuilder (it builds the
+	// images its sandboxes run: a devcontainer's Dockerfile).
+	buildsImages bool
+	connect      func(c *cli.Context) (backend, error)
+	doctor       func(c *cli.Context) error
 }
 
 var backends = map[string]backendDef{
-	"docker": {caps: docker.Caps(), doctor: doctorDocker,
+	"docker": {caps: docker.Caps(), buildsImages: has[sandbox.ImageBuilder, *docker.Runtime](), doctor: doctorDocker,
 		connect: func(c *cli.Context) (backend, error) { return docker.Connect(c.Context) }},
-	"kubernetes": {caps: kubernetes.Caps(), doctor: doctorKubernetes,
+	"kubernetes": {caps: kubernetes.Caps(), buildsImages: has[sandbox.ImageBuilder, *kubernetes.Runtime](), doctor: doctorKubernetes,
 		connect: func(c *cli.Context) (backend, error) {
 			return kubernetes.Connect(c.Context, kubernetes.Options{Namespace: c.String("namespace"),
 				UsePool: c.IsSet("pool"), Pool: c.Int("pool"), Notice: poolNotice(c)})
@@ -88,6 +91,24 @@ func capabilities(c *cli.Context) sandbox.Capabilities {
 		return docker.Caps()
 	}
 	return def.caps
+}
+
+// has reports whether runtime type R has the optional power P (an
+// interface), from its method set alone, before anything connects.
+func has[P any, R sandbox.Runtime]() bool {
+	var rt R
+	_, ok := any(rt).(P)
+	return ok
+}
+
+// buildsImages: the chosen backend builds the images its sandboxes run
+// (an invalid --backend is reported by withRuntime: the default's).
+func buildsImages(c *cli.Context) bool {
+	def, err := chosenBackend(c)
+	if err != nil {
+		return backends["docker"].buildsImages
+	}
+	return def.buildsImages
 }
 
 // withRuntime connects to the backend, runs fn with it and guarantees that

@@ -158,15 +158,15 @@ func batchAction(c *cli.Context) error {
 	if cfg.SlotDir, err = hostcap.Dir(os.Getenv); err != nil {
 		return exitWith(exitUsage, err)
 	}
-	if caps := capabilities(c); !caps.HostMounts {
+	if !buildsImages(c) {
 		for _, t := range tasks {
 			if t.Devcontainer != nil && t.Devcontainer.Build != nil {
-				return exitWith(exitUsage, fmt.Errorf("task %s: %w", t.ID, remoteBuildRefusal(caps.Backend)))
+				return exitWith(exitUsage, fmt.Errorf("task %s: %w", t.ID, remoteBuildRefusal(capabilities(c).Backend)))
 			}
 		}
 	}
-	if err := buildBatchDevcontainers(c.Context, tasks, c.App.ErrWriter); err != nil {
-		return exitWith(errorExitCode(err), fmt.Errorf("%w; no task was started", err))
+	if err := buildBatchDevcontainers(c, tasks, c.App.ErrWriter); err != nil {
+		return exitWith(exitCode(err), fmt.Errorf("%w; no task was started", err))
 	}
 	return withRuntime(c, func(rt backend) error {
 		_, _ = rt.GC(c.Context, sandbox.GCOptions{})

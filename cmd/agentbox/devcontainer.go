@@ -10,7 +10,6 @@ import (
 	"github.com/agentbox/agentbox/devcontainer"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox"
-	"github.com/agentbox/agentbox/sandbox/docker"
 	"github.com/urfave/cli/v2"
 )
 
@@ -34,10 +33,7 @@ func applyDevcontainer(c *cli.Context, p *policy.Policy, cfg *sandbox.Config) ([
 	if err != nil {
 		return nil, exitWith(exitUsage, err)
 	}
-	if caps := capabilities(c); !caps.HostMounts && dc.Build != nil {
-		return nil, exitWith(exitUsage, remoteBuildRefusal(caps.Backend))
-	}
-	img, err := devcontainerImage(c.Context, dc, os.Stderr)
+	img, err := devcontainerImage(c, dc, os.Stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -49,52 +45,63 @@ func applyDevcontainer(c *cli.Context, p *policy.Policy, cfg *sandbox.Config) ([
 }
 
 // devcontainerImage is the devcontainer's image: its image, or the one
-// built from its Dockerfile by the local Docker engine (cached by the
-// content hash of the build's inputs).
-func devcontainerImage(ctx context.Context, dc *devcontainer.Config, progress io.Writer) (string, error) {
+// the chosen backend builds from its Dockerfile (cached by the content
+// hash of the build's inputs).
+func devcontainerImage(c *cli.Context, dc *devcontainer.Config, progress io.Writer) (string, error) {
 	if dc.Build == nil {
 		return dc.Image, nil
 	}
-	rt, err := docker.Connect(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer rt.Close(context.WithoutCancel(ctx))
 	var img string
-	err = withSlot(ctx, progress, func() (err error) {
-		img, err = devcontainer.Image(ctx, rt.Client(), dc, progress)
-		return err
+	err := withImageBuilder(c, func(b sandbox.ImageBuilder) error {
+		return withSlot(c.Context, progress, func() (err error) {
+			img, err = devcontainer.Image(c.Context, b, dc, progress)
+			return err
+		})
 	})
-	if err != nil {
-		return "", exitWith(errorExitCode(err), err)
-	}
-	return img, nil
+	return img, err
 }
 
 // buildBatchDevcontainers sets the image of every batch task that uses its
-// workspace's devcontainer, building the Dockerfiles with the local Docker
-// engine (connected only when one has a Dockerfile).
-func buildBatchDevcontainers(ctx context.Context, tasks []batch.Task, progress io.Writer) error {
-	var eng devcontainer.Engine
+// workspace's devcontainer, building the Dockerfiles with the chosen
+// backend (connected only when one has a Dockerfile).
+func buildBatchDevcontainers(c *cli.Context, tasks []batch.Task, progress io.Writer) error {
 	for _, t := range tasks {
 		if t.Devcontainer != nil && t.Devcontainer.Build != nil {
-			rt, err := docker.Connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer rt.Close(context.WithoutCancel(ctx))
-			eng = rt.Client()
-			break
+			return withImageBuilder(c, func(b sandbox.ImageBuilder) error {
+				return withSlot(c.Context, progress, func() error { return batch.BuildDevcontainers(c.Context, b, tasks, progress) })
+			})
 		}
 	}
-	if eng == nil {
-		return batch.BuildDevcontainers(ctx, nil, tasks, progress)
+	return batch.BuildDevcontainers(c.Context, nil, tasks, progress)
+}
+
+// withImageBuilder connects to the chosen backend only to build images
+// (sessions connect later, in withRuntime) and runs fn with its
+// image-building power; a backend without it is refused, saying what to
+// do instead.
+func withImageBuilder(c *cli.Context, fn func(b sandbox.ImageBuilder) error) error {
+	def, err := chosenBackend(c)
+	if err != nil {
+		return err
 	}
-	return withSlot(ctx, progress, func() error { return batch.BuildDevcontainers(ctx, eng, tasks, progress) })
+	if !def.buildsImages {
+		return exitWith(exitUsage, remoteBuildRefusal(def.caps.Backend))
+	}
+	rt, err := def.connect(c)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rt.Close(context.WithoutCancel(c.Context)) }()
+	b, ok := rt.(sandbox.ImageBuilder)
+	if !ok {
+		return exitWith(exitUsage, remoteBuildRefusal(def.caps.Backend))
+	}
+	return fn(b)
 }
 
 // remoteBuildRefusal: a devcontainer Dockerfile is built by the local
-// Docker engine, whose images a cluster's nodes cannot have.
+// Docker engine, whose images a cluster's nodes cannot have (a backend
+// whose Runtime is no sandbox.ImageBuilder).
 func remoteBuildRefusal(backend string) error {
 	return fmt.Errorf("--devcontainer with a Dockerfile on --backend %s: agentbox builds it with the local Docker engine, which the cluster's nodes cannot pull from; build the image yourself with agentbox's executor inside (add `COPY --from=%s /.agentbox/agentbox /.agentbox/agentbox` to the Dockerfile), push it where the nodes pull from (a local test cluster: K8S_IMAGES=\"IMAGE agentbox/k8s:latest\" make k8s-up imports it), and name it as devcontainer.json's image", backend, "agentbox/k8s:latest")
 }
