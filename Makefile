@@ -78,11 +78,15 @@ test-deps:
 unit:
 	env -u AGENTBOX_REQUIRE_DOCKER -u AGENTBOX_REQUIRE_K8S AGENTBOX_NO_K8S=1 DOCKER_HOST=unix:///nonexistent/docker.sock $(GO) test -count=1 -timeout 10m ./...
 
+# vet, gofmt, staticcheck, import grouping and the package rules
+# (internal/layering/rules.go: engine SDKs only in the backends, the
+# layers' arrows).
 lint:
 	$(GO) vet ./...
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) tool staticcheck ./...
 	$(GO) run ./internal/importcheck/cmd .
+	$(GO) run ./internal/layering/cmd .
 
 # With a cluster up (as root, make bench starts the local one), the
 # Kubernetes backend is measured beside Docker in the same run.
