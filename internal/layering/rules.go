@@ -50,11 +50,7 @@ var Project = Rules{
 		"batch/...":     {"mcp/...", "cmd/..."},
 		"mcp/...":       {"batch/...", "cmd/..."},
 	},
-	Arrows: map[string]string{
-		// The design says agent does not import workspace; today the
-		// agent's staged-workspace step, held-change pull, memory and
-		// printer still do. Issue 37 ("the workspace as one lifecycle")
-		// moves that into session; remove this entry when it lands.
-		"agent -> workspace": "agent still drives the staged workspace (issue 37 moves it into session)",
-	},
+	// Arrows (known violations of Below) is empty: agent stopped
+	// importing workspace with issue 37 (session owns the per-call step).
+	Arrows: map[string]string{},
 }
