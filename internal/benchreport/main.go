@@ -248,7 +248,8 @@ func goBenchmarks() (string, error) {
 	err := cmd.Run()
 	var lines []string
 	for _, l := range strings.Split(buf.String(), "\n") {
-		if strings.HasPrefix(l, "Benchmark") || strings.HasPrefix(l, "pkg:") {
+		// A failing benchmark is shown with its message, not dropped.
+		if strings.HasPrefix(l, "Benchmark") || strings.HasPrefix(l, "pkg:") || strings.HasPrefix(l, "--- FAIL") || strings.HasPrefix(l, "    ") {
 			lines = append(lines, l)
 		}
 	}

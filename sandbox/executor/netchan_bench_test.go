@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net"
@@ -12,7 +13,9 @@ import (
 
 // BenchmarkProxyChannelDownload: 10 MiB from a host "proxy" to a
 // connection on the forwarder, through the real executor and wire.Client
-// over pipes (no engine): the channel's own ceiling.
+// over pipes (no engine): the channel's own ceiling. The fake proxy reads
+// the origin line first, as the host's does (without it, the rest of that
+// line blocked the relay and the download ended short).
 func BenchmarkProxyChannelDownload(b *testing.B) {
 	const size = 10 << 20
 	src := make([]byte, size)
@@ -24,7 +27,15 @@ func BenchmarkProxyChannelDownload(b *testing.B) {
 		a, z := net.Pipe()
 		go func() {
 			defer z.Close()
-			z.Read(make([]byte, 1))
+			// The stream starts with the connection's origin line (who
+			// opened it), then the client's byte.
+			br := bufio.NewReader(z)
+			if _, err := sandbox.ReadOrigin(br); err != nil {
+				return
+			}
+			if _, err := br.ReadByte(); err != nil {
+				return
+			}
 			z.Write(src)
 		}()
 		return a, nil
