@@ -44,7 +44,8 @@ func TestDockerBuildsImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close(context.Background())
-	tag := "agentbox-test-imagebuild:" + sandbox.NewID()
+	id := sandbox.NewID()
+	tag := "agentbox-test-imagebuild:" + id
 	if ok, err := rt.HasImage(ctx, tag); ok || err != nil {
 		t.Fatalf("HasImage of a missing tag: %v %v", ok, err)
 	}
@@ -52,13 +53,13 @@ func TestDockerBuildsImages(t *testing.T) {
 	var progress strings.Builder
 	err = rt.BuildImage(ctx, sandbox.ImageBuild{
 		Context:    dockerfileContext(t, "FROM "+testutil.Image+"\nARG V\nRUN echo \"built-$V\" > /built && cat /built\n"),
-		Dockerfile: "x.Dockerfile", Tag: tag, Args: map[string]string{"V": "seven"},
+		Dockerfile: "x.Dockerfile", Tag: tag, Args: map[string]string{"V": "seven-" + id}, // a new value: the RUN step is never a cached layer of an earlier run
 		Labels: map[string]string{"org.agentbox.test": "imagebuild"}, Progress: &progress,
 	})
 	if err != nil {
 		t.Fatalf("build: %v\n%s", err, progress.String())
 	}
-	if !strings.Contains(progress.String(), "built-seven") {
+	if !strings.Contains(progress.String(), "built-seven-"+id) {
 		t.Errorf("progress has not the build's output: %q", progress.String())
 	}
 	if ok, err := rt.HasImage(ctx, tag); !ok || err != nil {

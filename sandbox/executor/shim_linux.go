@@ -34,6 +34,20 @@ func Shim(args []string) {
 	os.Exit(127)
 }
 
+// The shim runs from init, not from main: init functions run on the
+// process's main thread (the runtime locks the main goroutine to it while
+// packages initialise), so the thread that asks to be traced and executes
+// is the thread group leader, whose pid the tracer waits on. From
+// main.main the goroutine may have moved to another of the runtime's
+// threads; a non-leader's exec takes over the leader's id, and under
+// gVisor the tracer's wait for the leader then never returned now and then
+// (a trivial call with no answer: "printf ”", "grep Seccomp").
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == ShimArg {
+		Shim(os.Args[2:])
+	}
+}
+
 // shimmed rewrites a traced start through the shim: the same program and
 // argv, started untraced as the agentbox binary, which then asks to be
 // traced itself.
