@@ -6,74 +6,33 @@ import (
 	"io"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/internal/testutil"
 	"github.com/chromedp/chromedp"
 )
 
-// browser starts headless Chromium (Debian's chromium) for one test. It
-// skips when there is none, except in CI, where it is installed.
+// browser starts headless Chromium for one test (testutil.Browser: skipped
+// without one, except in CI), with this package's 90 s deadline.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	path := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			path = p
-			break
-		}
-	}
-	if path == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("no chromium in PATH (CI installs Debian's chromium: .ci/run)")
-		}
-		t.Skip("no chromium in PATH; install it: apt-get install chromium")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1360, 900), chromedp.Flag("force-device-scale-factor", "1"))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	bctx, cancelC := chromedp.NewContext(actx)
-	// The first Run starts the browser for the life of bctx; the test's
-	// deadline goes on a context derived after that.
-	if err := chromedp.Do(bctx); err != nil {
-		cancelC()
-		cancelA()
-		t.Fatalf("starting chromium: %v", err)
-	}
-	ctx, cancelT := context.WithTimeout(bctx, 90*time.Second)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	ctx, cancel := context.WithTimeout(testutil.Browser(t), 90*time.Second)
+	t.Cleanup(cancel)
 	return ctx
 }
 
 // count polls until selector matches want elements (deadline: ctx).
 func count(t *testing.T, ctx context.Context, selector string, want int) {
 	t.Helper()
-	for {
-		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, selector)))
-		if err != nil {
-			t.Fatalf("counting %s: %v", selector, err)
-		}
-		if n == want {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: %d elements, want %d", selector, n, want)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	testutil.Count(t, ctx, selector, want)
 }
 
 func text(t *testing.T, ctx context.Context, selector string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(selector)))
-	if err != nil {
-		t.Fatalf("text of %s: %v", selector, err)
-	}
-	return s
+	return testutil.Text(t, ctx, selector)
 }
 
 // setFilter sets a filter control the way a user does (value + event).
