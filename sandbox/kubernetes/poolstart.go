@@ -128,27 +128,21 @@ func (r *Runtime) PoolIdle(ctx context.Context, cfg sandbox.Config) (int, error)
 	if p == nil {
 		return 0, nil
 	}
-	list, err := r.cs.CoreV1().Pods(r.opts.Namespace).List(ctx, metav1.ListOptions{LabelSelector: p.ownIdle()})
-	if err != nil {
-		return 0, fmt.Errorf("%w: listing the pool's pods: %w", sandbox.ErrUnavailable, err)
-	}
-	n := 0
-	for i := range list.Items {
-		if servable(&list.Items[i], 0, 0) == "" {
-			n++
-		}
-	}
-	return n, nil
+	return r.servableIdle(ctx, p.ownIdle())
 }
 
 // IdlePods counts the idle pool pods Ready to hand out in the namespace,
 // of any shape and any process's pool (benchmarks wait on another
 // process's pool with it).
 func (r *Runtime) IdlePods(ctx context.Context) (int, error) {
-	sel := labels.SelectorFromSet(labels.Set{labelPoolState: poolIdle}).String()
+	return r.servableIdle(ctx, labels.SelectorFromSet(labels.Set{labelPoolState: poolIdle}).String())
+}
+
+// servableIdle counts the pods sel selects that could be handed out now.
+func (r *Runtime) servableIdle(ctx context.Context, sel string) (int, error) {
 	list, err := r.cs.CoreV1().Pods(r.opts.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
-		return 0, fmt.Errorf("%w: listing the pool pods: %w", sandbox.ErrUnavailable, err)
+		return 0, fmt.Errorf("%w: listing the pool's pods: %w", sandbox.ErrUnavailable, err)
 	}
 	n := 0
 	for i := range list.Items {
