@@ -140,6 +140,9 @@ type Summary struct {
 	// kept failing); those tasks are in Tasks as StatusNotStarted.
 	Stopped string `json:"stopped,omitempty"`
 	Results string `json:"results"` // path of results.jsonl
+	// SandboxStarts counts the finished tasks by Line.SandboxStart (warm,
+	// cold); empty when no task asked a warm pool.
+	SandboxStarts map[string]int `json:"sandbox_starts,omitempty"`
 	// Tasks are every finished task, and the tasks not started when the
 	// batch stopped, in task-file order.
 	Tasks []Line `json:"tasks"`
@@ -313,6 +316,12 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		}
 		s.Tasks = append(s.Tasks, l)
 		s.ByStatus[l.Status]++
+		if l.SandboxStart != "" {
+			if s.SandboxStarts == nil {
+				s.SandboxStarts = map[string]int{}
+			}
+			s.SandboxStarts[l.SandboxStart]++
+		}
 		s.DeniedCalls += l.DeniedCalls
 		if l.Review != "" {
 			s.Review++

@@ -16,6 +16,7 @@ import (
 	"github.com/agentbox/agentbox/agent/agenttest"
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/internal/testutil"
+	"github.com/agentbox/agentbox/internal/testutil/treestate"
 )
 
 // Twenty tasks at concurrency 4, half through the real go-openai client
@@ -40,7 +41,7 @@ func TestBatchTwentyTasksIsolated(t *testing.T) {
 	}
 	before := map[string]map[string]string{}
 	for _, s := range srcs {
-		before[s] = treeState(t, s)
+		before[s] = treestate.Of(t, s)
 	}
 
 	routes := map[string][]agenttest.Reply{}
@@ -105,7 +106,7 @@ func TestBatchTwentyTasksIsolated(t *testing.T) {
 				t.Errorf("%s: exported %s = %q, %v", l.ID, f, b, err)
 			}
 		}
-		exported := treeState(t, filepath.Join(out, FilesDir))
+		exported := treestate.Of(t, filepath.Join(out, FilesDir))
 		if len(exported) != 3 { // ".", own, shared
 			t.Errorf("%s: exported entries %v", l.ID, exported)
 		}
@@ -125,7 +126,7 @@ func TestBatchTwentyTasksIsolated(t *testing.T) {
 		}
 	}
 	for _, s := range srcs {
-		after := treeState(t, s)
+		after := treestate.Of(t, s)
 		if fmt.Sprint(after) != fmt.Sprint(before[s]) {
 			t.Errorf("source %s changed:\nbefore %v\nafter  %v", s, before[s], after)
 		}

@@ -3,10 +3,7 @@ package batch
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,42 +14,6 @@ import (
 	"github.com/agentbox/agentbox/policy"
 	"github.com/docker/docker/client"
 )
-
-// treeState describes every entry below dir: mode and content (or link
-// target), for byte-for-byte comparisons.
-func treeState(t testing.TB, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		v := fi.Mode().String()
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			l, _ := os.Readlink(p)
-			v += " -> " + l
-		case fi.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			v += " " + hex.EncodeToString(sum[:]) + " " + fi.ModTime().String()
-		}
-		out[rel] = v
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 func writeFile(t testing.TB, path, content string) {
 	t.Helper()

@@ -10,6 +10,7 @@ import (
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/internal/textutil"
+	"github.com/agentbox/agentbox/sandbox"
 )
 
 const barWidth = 20
@@ -268,5 +269,9 @@ func (s Summary) WriteTable(w io.Writer) {
 	if u.Measured {
 		fmt.Fprintf(w, ", %.1f CPU-s, peak %d MiB, %d MiB written", u.CPUSeconds, u.PeakMemoryBytes>>20, u.BytesWritten>>20)
 	}
-	fmt.Fprintf(w, ", %d network bytes; batch %s\n", u.NetBytes, s.Batch)
+	fmt.Fprintf(w, ", %d network bytes", u.NetBytes)
+	if len(s.SandboxStarts) > 0 {
+		fmt.Fprintf(w, "; sandboxes from the warm pool: %d warm, %d cold", s.SandboxStarts[sandbox.StartWarm], s.SandboxStarts[sandbox.StartCold])
+	}
+	fmt.Fprintf(w, "; batch %s\n", s.Batch)
 }

@@ -45,6 +45,11 @@ type Line struct {
 	Error        string             `json:"error,omitempty"`
 	Usage        Usage              `json:"usage"` // what happened inside the task
 	Started      time.Time          `json:"started"`
+	// SandboxStart is how a backend with a warm pool had the task's
+	// sandbox (Kubernetes with --pool): sandbox.StartWarm, an idle pod
+	// claimed from the pool, or sandbox.StartCold, a new one; absent when
+	// no pool was asked.
+	SandboxStart string `json:"sandbox_start,omitempty"`
 }
 
 // resultsFile appends complete, fsynced lines to results.jsonl.

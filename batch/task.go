@@ -67,6 +67,9 @@ func (b *batcher) runTask(ctx context.Context, p *prepared) (Line, bool) {
 	}
 
 	l.Batch, l.Session = b.id, p.s.ID()
+	if sb := p.s.Sandbox(); sb != nil {
+		l.SandboxStart = sb.Info().Start
+	}
 	if err := b.journalStart(t, p.s.ID()); err != nil {
 		b.discard(ctx, p)
 		l.Status, l.Exit, l.Error = StatusSetupFailed, exitFailed, err.Error()

@@ -128,3 +128,20 @@ func TestResultsFileTornLine(t *testing.T) {
 		t.Fatalf("damaged middle line: %v", err)
 	}
 }
+
+// The summary table says how many sandboxes came warm from a pool, and
+// says nothing of a pool when no task asked one.
+func TestWriteTableSandboxStarts(t *testing.T) {
+	s := Summary{Total: 3, OK: 3, Batch: "b1", Tasks: []Line{{ID: "a", Status: "ok"}}}
+	var b strings.Builder
+	s.WriteTable(&b)
+	if strings.Contains(b.String(), "warm") {
+		t.Fatalf("no pool, yet:\n%s", b.String())
+	}
+	s.SandboxStarts = map[string]int{"warm": 2, "cold": 1}
+	b.Reset()
+	s.WriteTable(&b)
+	if !strings.Contains(b.String(), "sandboxes from the warm pool: 2 warm, 1 cold; batch b1\n") {
+		t.Fatalf("table:\n%s", b.String())
+	}
+}

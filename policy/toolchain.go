@@ -7,8 +7,9 @@ import (
 
 // Toolchains run programs of their own: the go command runs compile, vet
 // and link from its GOROOT/pkg/tool and the test binary it built; gcc runs
-// cc1, as and ld; pip's vendored distro runs `uname -rs`. Those are part of
-// the command the agent ran, not commands of their own.
+// cc1, as and ld; pip's vendored distro runs `uname -rs` (also when venv's
+// ensurepip runs pip). Those are part of the command the agent ran, not
+// commands of their own.
 
 // DecideToolchainProgram judges, at exec time, a program a toolchain runs
 // as part of a command whose driver was judged and allowed at its own exec
@@ -39,8 +40,11 @@ var helpers = map[string][]string{
 	// information by asking git.
 	"go": {"gcc", "cc", "git"},
 	// pip's vendored distro runs `uname -rs` (and lsb_release where it
-	// exists) for its user agent.
-	"pip": {"uname", "lsb_release"},
+	// exists) for its user agent; python3 -m venv runs ensurepip, which
+	// runs pip to install itself into the new venv.
+	"pip":       {"uname", "lsb_release"},
+	"venv":      {"uname", "lsb_release"},
+	"ensurepip": {"uname", "lsb_release"},
 }
 
 // helpersOf are the helpers of one simple command: by its program's name

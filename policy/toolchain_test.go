@@ -46,14 +46,16 @@ func TestDecideToolchainProgram(t *testing.T) {
 }
 
 // A program's known helpers are predicted with it: pip's uname (as pip,
-// pip3.11 or python3 -m pip), go's C compiler and git; not for other
-// programs or other modules.
+// pip3.11 or python3 -m pip, and venv's: its ensurepip runs pip), go's C
+// compiler and git; not for other programs or other modules.
 func TestProgramsPredictHelpers(t *testing.T) {
 	p := Default()
 	for cmd, want := range map[string][]string{
 		"pip --version":              {"pip", "uname", "lsb_release"},
 		".venv/bin/pip3.11 list":     {"pip3.11", "uname", "lsb_release"},
 		"python3 -m pip list":        {"python3", "uname", "lsb_release"},
+		"python3 -m venv .venv":      {"python3", "uname", "lsb_release"},
+		"python3 -m ensurepip":       {"python3", "uname", "lsb_release"},
 		"go test ./...":              {"go", "gcc", "cc", "git"},
 		"python3 -m pytest -q":       {"python3"},
 		"python3 pip.py":             {"python3"},

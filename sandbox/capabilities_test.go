@@ -7,8 +7,8 @@ import (
 )
 
 func TestCapabilitiesMode(t *testing.T) {
-	mounts := Capabilities{Backend: "a", HostMounts: true}
-	none := Capabilities{Backend: "b"}
+	mounts := Capabilities{Backend: "a", Workspace: WorkspaceMount}
+	none := Capabilities{Backend: "b", Workspace: WorkspaceChannel}
 	for _, tc := range []struct {
 		caps     Capabilities
 		want     WorkspaceMode
@@ -33,7 +33,7 @@ func TestCapabilitiesMode(t *testing.T) {
 			t.Errorf("refusal %q: want ErrConfig naming the backend, no CLI flag", err)
 		}
 	}
-	if c := CapabilitiesOf(nil); !c.HostMounts {
+	if c := CapabilitiesOf(nil); !c.Workspace.Mounts() {
 		t.Errorf("a runtime that declares nothing: %+v, want host mounts", c)
 	}
 }

@@ -138,7 +138,17 @@ type Info struct {
 	Runtime     string `json:"runtime,omitempty"`
 	User        string `json:"user"`
 	Masked      int    `json:"masked,omitempty"` // workspace paths the file rules protect by mounts
+	// Start says how a backend with a warm pool had the sandbox when the
+	// session asked its pool: StartWarm or StartCold; "" when no pool was
+	// asked (Docker; Kubernetes without --pool).
+	Start string `json:"start,omitempty"`
 }
+
+// Info.Start values.
+const (
+	StartWarm = "warm" // an idle pool sandbox was claimed
+	StartCold = "cold" // the pool had none (or its pod failed): a new one
+)
 
 // ExecRequest runs one bash command in /workspace.
 type ExecRequest struct {

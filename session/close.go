@@ -33,26 +33,27 @@ type Closed struct {
 }
 
 // Close ends the session: the changes of a sandbox whose workspace lives
-// inside it come back, the change list is taken, session_end is written,
-// the sandbox is removed, and a copy is finished (applied with
-// Options.Apply, else left for review) unless the caller takes it. The
-// error is a copy that could not be finished (workspace.ErrConflict,
-// ErrIncomplete, ErrGuarded) or session_end that could not be written. A
-// session that never wrote session_start writes nothing. Close is safe to
-// call more than once.
+// inside it come back, the sandbox is removed (the one place it is
+// closed: nothing runs in it any more, kept background processes
+// included, once the last changes are decided), the workspace finishes
+// (the last changes decided, the change list taken), session_end is
+// written, and a copy's changes are pended (applied with Options.Apply,
+// else left for review) unless the caller takes them. The error is a copy
+// that could not be finished (workspace.ErrConflict, ErrIncomplete,
+// ErrGuarded) or session_end that could not be written. A session that
+// never wrote session_start writes nothing and keeps nothing. Close is
+// safe to call more than once.
 func (s *Session) Close(ctx context.Context, end End) (Closed, error) {
 	ctx = context.WithoutCancel(ctx)
 	res := Closed{Files: []audit.FileChange{}, ExitCode: ExitCode(end.Status, end.Err)}
-	if s.closed {
+	if s.state >= stateClosing {
 		return res, nil
 	}
-	s.closed = true
+	s.state = stateClosing
+	defer func() { s.state = stateClosed }()
 	sess := s.tools.Session
 	if !s.recorded {
-		if sess != nil && !s.external {
-			_ = sess.Close(ctx)
-		}
-		s.discard()
+		s.cleanup.releaseAll(ctx) // nothing ran: nothing is kept
 		return res, nil
 	}
 	if sess != nil && s.beforeClose != nil {
@@ -60,28 +61,37 @@ func (s *Session) Close(ctx context.Context, end End) (Closed, error) {
 	}
 	var stageErr error
 	if sess != nil {
+		lost := ""
 		// A workspace inside the sandbox comes back first, its refused
 		// changes recorded as alarms.
 		if res.PullErr = s.pullChanges(ctx); res.PullErr != nil {
 			s.notice(res.PullErr.Error())
+			lost = "the sandbox's last changes could not be brought back"
 		}
-		s.holdPulled(ctx, sess)
-		if err := s.keptChanges(ctx); err != nil {
-			stageErr = err
-			s.notice(err.Error())
+		if err := s.cleanup.release(ctx, resSandbox); errors.Is(err, sandbox.ErrPull) {
+			if res.PullErr == nil {
+				res.PullErr = err
+			}
+			lost = "the sandbox's last changes could not be brought back"
+		} else if err != nil {
+			res.CloseErr = fmt.Errorf("removing the sandbox %s: %w (agentbox gc removes it)", s.id, err)
 		}
-		res.Files = s.changes(res.PullErr != nil)
-	} else {
-		s.discard()
-	}
-	if s.live != nil && sess != nil {
-		files, err := s.stagedChanges(ctx)
+		fin, err := s.ws.Finish(ctx, lost)
+		if fin.Last != nil {
+			if rerr := s.recordCheckpoint(fin.Last, ""); rerr != nil && err == nil {
+				err = fmt.Errorf("recording the last changes: %w", rerr)
+			}
+		}
+		for _, n := range fin.Notes {
+			s.notice(n)
+		}
 		if err != nil {
 			stageErr = err
 			s.notice(err.Error())
-		} else {
-			res.Files = files
 		}
+		res.Files = fin.Files
+	} else {
+		_ = s.cleanup.release(ctx, resWorkspace) // nothing ran in it
 	}
 	rec := &audit.Record{Event: audit.EventSessionEnd, Session: s.id, Status: end.Status, Steps: end.Steps,
 		Answer: end.Answer, Files: res.Files}
@@ -93,29 +103,24 @@ func (s *Session) Close(ctx context.Context, end End) (Closed, error) {
 		res.ExitCode = ExitCode(agent.StatusError, stageErr)
 	}
 	endErr := s.tools.Audit.Append(rec)
-	if sess != nil && !s.external {
-		// Nothing may still run in a copy while it is finished.
-		if err := sess.Close(ctx); errors.Is(err, sandbox.ErrPull) {
-			if res.PullErr == nil {
-				res.PullErr = err
-			}
-			if s.cp != nil {
-				s.cp.MarkIncomplete("the sandbox's last changes could not be brought back")
-			}
-		} else if err != nil {
-			res.CloseErr = fmt.Errorf("removing the sandbox %s: %w (agentbox gc removes it)", s.id, err)
-		}
-	}
 	var err error
-	if s.cp != nil && !s.o.TakeCopy && sess != nil {
-		var files []audit.FileChange
-		if files, err = s.finishCopy(); files != nil {
-			res.Files = files
+	if p, ok := s.ws.(workspace.Pender); ok && !s.o.TakeCopy && sess != nil {
+		var fin workspace.Result
+		fin, err = p.Pend(s.o.Apply)
+		for _, n := range fin.Notes {
+			s.notice(n)
+		}
+		if fin.Files != nil {
+			res.Files = fin.Files
 		}
 		if err != nil {
 			res.ExitCode = ExitFailed
 		}
 	}
+	if s.o.TakeCopy {
+		s.cleanup.forget(resWorkspace) // the caller takes the changes and removes the copy
+	}
+	s.cleanup.releaseAll(ctx)
 	if err == nil && endErr != nil {
 		err = fmt.Errorf("%w: %w", ErrAudit, endErr)
 		if res.ExitCode == ExitOK {
@@ -123,70 +128,4 @@ func (s *Session) Close(ctx context.Context, end End) (Closed, error) {
 		}
 	}
 	return res, err
-}
-
-// changes lists what the session changed: the copy's change set, or the
-// difference between the snapshot begun at Open and the workspace now.
-func (s *Session) changes(pulledShort bool) []audit.FileChange {
-	out := []audit.FileChange{}
-	switch {
-	case s.cp != nil:
-		ch, err := s.cp.Scan()
-		if err != nil {
-			s.notice("cannot list the changes of the workspace copy: " + err.Error())
-			return out
-		}
-		out = ch
-	case s.snap != nil:
-		before, err := s.snap.Wait()
-		if err != nil {
-			s.notice("cannot snapshot the workspace; files changed will not be listed: " + err.Error())
-			return out
-		}
-		after, err := workspace.Snapshot(s.o.Sandbox.Workspace)
-		if err != nil {
-			s.notice("cannot snapshot the workspace after the run: " + err.Error())
-			return out
-		}
-		out = workspace.Diff(before, after)
-	default:
-		return out
-	}
-	if pulledShort {
-		out = append(out, audit.IncompleteMarker("the sandbox's last changes could not be brought back"))
-	}
-	if out == nil {
-		out = []audit.FileChange{}
-	}
-	return out
-}
-
-// finishCopy records the copy's changes once the sandbox is gone, then
-// applies them (Options.Apply) or says how to review and apply them.
-func (s *Session) finishCopy() ([]audit.FileChange, error) {
-	cp := s.cp
-	changes, err := cp.Finish()
-	if err != nil {
-		return nil, err
-	}
-	if cp.DiskFull {
-		s.notice(fmt.Sprintf("the session filled its disk bound (%s, sandbox.limits.disk): writes past it failed inside the sandbox with ENOSPC", cp.DiskBound))
-	}
-	n := len(workspace.Counted(changes))
-	if n == 0 {
-		return changes, nil
-	}
-	if why := audit.Incomplete(changes); why != "" {
-		s.notice(fmt.Sprintf("the change list of session %s is INCOMPLETE (%s): nothing can be applied from it; the copy stays in %s", cp.Session, why, cp.Root))
-		return changes, fmt.Errorf("%w (%s)", workspace.ErrIncomplete, why)
-	}
-	if !s.o.Apply {
-		s.notice(fmt.Sprintf("%d change(s) wait in session %s; the workspace is untouched.\n  review: agentbox changes %s\n  apply:  agentbox apply %s", n, cp.Session, cp.Session, cp.Session))
-		return changes, nil
-	}
-	if err := cp.Apply(); err != nil {
-		return changes, err
-	}
-	s.notice(fmt.Sprintf("applied %d change(s) to %s", n, cp.Workspace))
-	return changes, nil
 }

@@ -21,7 +21,7 @@ const maxListed = 10
 func (s *Session) promote(ctx context.Context, o *agent.Outcome) error {
 	// A call the caller cancelled (its processes killed, the session
 	// going on) still has its changes decided and promoted.
-	cp, err := s.staged.AfterCall(context.WithoutCancel(ctx), o.CallID)
+	cp, err := s.ws.AfterCall(context.WithoutCancel(ctx), o.CallID)
 	if err != nil {
 		err = fmt.Errorf("promoting the changes of call %s: %w", o.CallID, err)
 		_ = s.record(&audit.Record{Event: audit.EventError, CallID: o.CallID, Tool: o.Tool, Error: err.Error()})

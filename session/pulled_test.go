@@ -23,7 +23,7 @@ import (
 // for apply, and apply leaves no repository in src/.
 func TestPulledChangesDecided(t *testing.T) {
 	f := newFixture(t)
-	rt := &sandboxtest.FakeRuntime{Caps: sandbox.Capabilities{Backend: "remote", CopyOverChannel: true}}
+	rt := &sandboxtest.FakeRuntime{Caps: sandbox.Capabilities{Backend: "remote", Workspace: sandbox.WorkspaceChannel}}
 	ctx := context.Background()
 	s, err := session.Open(ctx, rt, f.options(""))
 	if err != nil {

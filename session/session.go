@@ -94,20 +94,19 @@ type Session struct {
 	mode  sandbox.WorkspaceMode // recorded: rw, ro or copy
 	cfg   sandbox.Config        // what the sandbox starts with
 	tools *agent.Tools
-	cp    *workspace.Copy
-	live  *workspace.Live // rw staged: each call's changes promoted on the host
-	// staged promotes (or, on a copy's overlay, decides) each call's
-	// changes after the call: live, or the copy's overlay; nil otherwise.
-	staged workspace.Promoter
-	snap   *workspace.SnapshotJob
-	start  func(context.Context) (sandbox.Session, error) // Wrap: the caller's
+	// ws is the workspace the session works on, in its shape; its
+	// lifecycle (workspace.Workspace) is driven by Start, AfterCall and
+	// Close.
+	ws    workspace.Workspace
+	start func(context.Context) (sandbox.Session, error) // Wrap: the caller's
 	// external: the sandbox is the caller's (Wrap): Close leaves it.
 	external bool
 
 	beforeClose func(ctx context.Context, sess sandbox.Session)
 
-	recorded bool // session_start written
-	closed   bool
+	state    state
+	cleanup  cleanups // what the session acquired, released in one place each
+	recorded bool     // session_start written
 }
 
 // Open prepares a session on rt: it decides the workspace mode from the
@@ -172,17 +171,19 @@ func Open(ctx context.Context, rt sandbox.Runtime, o Options) (*Session, error) 
 	s.tools.Hook = s
 	switch {
 	case mode == sandbox.WorkspaceCopy:
-		if err := s.newCopy(s.caps.OverlayStaging && !s.caps.CopyOverChannel && !o.NoOverlay); err != nil {
+		if err := s.newCopy(s.caps.Workspace.Overlays() && !o.NoOverlay); err != nil {
 			return nil, err
 		}
-	case mode == sandbox.WorkspaceRW && s.caps.HostMounts && s.caps.OverlayStaging && !o.NoStaging && s.cfg.Workspace != "":
-		if err := s.newLive(); err != nil {
+	case mode == sandbox.WorkspaceRW && s.caps.Workspace.Overlays() && !o.NoStaging && s.cfg.Workspace != "":
+		if err := s.newStaged(); err != nil {
 			return nil, err
 		}
+	default:
+		s.setWorkspace(workspace.NewInPlace(s.cfg.Workspace, mode))
 	}
 	if !o.Lazy {
 		if _, err := s.StartSandbox(ctx); err != nil {
-			s.discard()
+			s.cleanup.releaseAll(context.WithoutCancel(ctx)) // nothing ran: nothing is kept
 			return nil, err
 		}
 	}
@@ -210,8 +211,10 @@ func Wrap(tools *agent.Tools, start func(context.Context) (sandbox.Session, erro
 	if tools.Hook == nil {
 		tools.Hook = s
 	}
+	s.setWorkspace(workspace.NewInPlace(o.Sandbox.Workspace, s.mode))
 	if tools.Session != nil {
-		s.beginSnapshot()
+		s.state = stateStarted
+		s.begin()
 	}
 	return s
 }
@@ -235,11 +238,16 @@ func (s *Session) Capabilities() sandbox.Capabilities { return s.caps }
 // batch goes through it. Calls must not overlap.
 func (s *Session) Tools() *agent.Tools { return s.tools }
 
-// Copy is the session's workspace copy (nil outside copy mode).
-func (s *Session) Copy() *workspace.Copy { return s.cp }
+// Workspace is the workspace the session works on, in its shape.
+func (s *Session) Workspace() workspace.Workspace { return s.ws }
 
-// Live is the session's staged workspace (nil unless rw is staged).
-func (s *Session) Live() *workspace.Live { return s.live }
+// Copy is the session's workspace copy (nil outside copy mode).
+func (s *Session) Copy() *workspace.Copy {
+	if c, ok := s.ws.(*workspace.Copied); ok {
+		return c.Copy()
+	}
+	return nil
+}
 
 // Sandbox is the running sandbox (nil before Start).
 func (s *Session) Sandbox() sandbox.Session { return s.tools.Session }
@@ -263,8 +271,8 @@ func (s *Session) BeforeClose(fn func(ctx context.Context, sess sandbox.Session)
 // RemoveCopy removes the workspace copy (TakeCopy: once the caller took
 // the changes).
 func (s *Session) RemoveCopy() {
-	if s.cp != nil {
-		_ = s.cp.Remove()
+	if cp := s.Copy(); cp != nil {
+		_ = cp.Remove()
 	}
 }
 
@@ -281,14 +289,22 @@ func (s *Session) notice(msg string) {
 	}
 }
 
-// newCopy makes the session's copy and points the configuration at it.
+// setWorkspace makes ws the session's workspace, its release registered
+// as it is acquired.
+func (s *Session) setWorkspace(ws workspace.Workspace) {
+	s.ws = ws
+	s.cleanup.add(resWorkspace, func(context.Context) error { return ws.Close() })
+}
+
+// newCopy makes the session's copy (copy mode) and points the
+// configuration at it: an overlay (whose changes are decided after every
+// call, the allowed ones kept for apply) where overlay is true and the
+// host can mount one, else a real copy (pulled back over the channel
+// where the backend carries the workspace into the sandbox).
 func (s *Session) newCopy(overlay bool) error {
-	store := s.o.Store
-	if store.Dir == "" {
-		var err error
-		if store, err = workspace.DefaultStore(os.Getenv); err != nil {
-			return err
-		}
+	store, err := s.store()
+	if err != nil {
+		return err
 	}
 	co := workspace.CopyOptions{Session: s.id, DiskBytes: s.o.Policy.Sandbox.DiskBytes, DiskRequired: s.o.Policy.Sandbox.DiskSet,
 		NoOverlay: !overlay, MaxCopyBytes: s.o.MaxCopyBytes, BoundInSandbox: s.caps.DiskBound,
@@ -296,47 +312,32 @@ func (s *Session) newCopy(overlay bool) error {
 	if s.o.DiskBound != "" {
 		co.BoundInSandbox = s.o.DiskBound
 	}
-	if !s.caps.OverlayStaging || s.caps.CopyOverChannel {
+	if !s.caps.Workspace.Overlays() {
 		co.NoOverlayWhy = "the " + s.caps.Backend + " backend sends the copy into the sandbox"
 	}
-	src := s.o.Sandbox.Workspace
-	cp, err := workspace.NewCopy(store, src, co)
+	ws, err := workspace.NewCopied(store, s.o.Sandbox.Workspace, co, s.caps.Workspace.Channel())
 	if err != nil {
 		return err
 	}
-	cfg := s.cfg
-	cfg.Workspace = src
-	cp.Configure(&cfg)
-	s.cfg.Workspace, s.cfg.Overlay, s.cfg.WorkspaceMode, s.cfg.WorkspaceCopy = cfg.Workspace, cfg.Overlay, cfg.WorkspaceMode, cfg.WorkspaceCopy
-	s.cp = cp
-	s.staged = nil
-	if cp.Staging() != nil {
-		// An overlay: each call's changes are decided on the host (the
-		// session's after-call step); the allowed ones stay for apply.
-		s.staged = cp
-	}
+	s.setWorkspace(ws)
+	ws.Plan().Configure(&s.cfg)
 	return nil
 }
 
-// beginSnapshot begins the walk of a workspace the sandbox changes in
-// place (rw), in the background: it overlaps the sandbox's start and is
-// complete before session_start.
-func (s *Session) beginSnapshot() {
-	if s.snap == nil && s.cp == nil && s.live == nil && s.o.Sandbox.Workspace != "" && s.mode != sandbox.WorkspaceRO && s.mode != sandbox.WorkspaceCopy {
-		s.snap = workspace.StartSnapshot(s.o.Sandbox.Workspace)
+// store is the copies' store: the caller's, or the default one.
+func (s *Session) store() (workspace.Store, error) {
+	if s.o.Store.Dir != "" {
+		return s.o.Store, nil
 	}
+	return workspace.DefaultStore(os.Getenv)
 }
 
-// discard undoes what Open did when the session never ran.
-func (s *Session) discard() {
-	if s.snap != nil {
-		_, _ = s.snap.Wait()
-	}
-	if s.cp != nil && s.cp.State == workspace.StateRunning {
-		_ = s.cp.Remove()
-	}
-	if s.live != nil && s.live.State == workspace.StateLive {
-		_ = s.live.Remove() // nothing ran: nothing was staged
+// begin tells a workspace the sandbox changes in place that the sandbox
+// is about to start: its snapshot is taken in the background, overlapping
+// the start, and is complete before session_start.
+func (s *Session) begin() {
+	if w, ok := s.ws.(workspace.Watcher); ok {
+		w.Begin()
 	}
 }
 

@@ -77,7 +77,7 @@ func events(recs []audit.Record) string {
 // changes wait for review: the workspace is untouched.
 func TestModeByCapabilities(t *testing.T) {
 	f := newFixture(t)
-	rt := &sandboxtest.FakeRuntime{Caps: sandbox.Capabilities{Backend: "remote", CopyOverChannel: true}}
+	rt := &sandboxtest.FakeRuntime{Caps: sandbox.Capabilities{Backend: "remote", Workspace: sandbox.WorkspaceChannel}}
 	o := f.options("")
 	o.ModeExplicit = false
 	ctx := context.Background()

@@ -24,8 +24,9 @@ func (s *Session) Start(ctx context.Context) (sandbox.Session, error) {
 		return sess, nil
 	}
 	if err := s.recordStart(sess); err != nil {
-		_ = sess.Close(context.WithoutCancel(ctx))
+		_ = s.cleanup.release(context.WithoutCancel(ctx), resSandbox)
 		s.tools.Session = nil
+		s.state = stateCreated
 		return nil, err
 	}
 	return sess, nil
@@ -35,10 +36,13 @@ func (s *Session) Start(ctx context.Context) (sandbox.Session, error) {
 // (a warm pool starts sandboxes ahead of their tasks; Start records). An
 // overlay the engine cannot mount falls back to a real copy.
 func (s *Session) StartSandbox(ctx context.Context) (sandbox.Session, error) {
+	if s.state >= stateClosing {
+		return nil, fmt.Errorf("session %s is %s: start a new session", s.id, s.state)
+	}
 	if s.tools.Session != nil {
 		return s.tools.Session, nil
 	}
-	s.beginSnapshot()
+	s.begin()
 	var sess sandbox.Session
 	var err error
 	switch {
@@ -46,14 +50,13 @@ func (s *Session) StartSandbox(ctx context.Context) (sandbox.Session, error) {
 		sess, err = s.start(ctx)
 	case s.rt != nil:
 		sess, err = s.rt.Start(ctx, s.cfg)
-		if err != nil && s.cp != nil && s.cp.Kind == workspace.KindOverlay && isMountError(err) {
+		if err != nil && s.ws.Shape() == workspace.ShapeOverlayCopy && isMountError(err) {
 			s.notice(fmt.Sprintf("the engine could not mount the overlay (%v); falling back to a real copy", err))
-			_ = s.cp.Remove()
-			s.cp = nil
+			_ = s.cleanup.release(ctx, resWorkspace)
 			if err := s.newCopy(false); err != nil {
 				return nil, err
 			}
-			s.notice(s.cp.Describe())
+			s.notice(s.ws.Describe())
 			sess, err = s.rt.Start(ctx, s.cfg)
 		}
 	default:
@@ -63,6 +66,10 @@ func (s *Session) StartSandbox(ctx context.Context) (sandbox.Session, error) {
 		return nil, err
 	}
 	s.tools.Session = sess
+	s.state = stateStarted
+	if !s.external {
+		s.cleanup.add(resSandbox, func(ctx context.Context) error { return sess.Close(ctx) })
+	}
 	return sess, nil
 }
 
@@ -85,8 +92,8 @@ func (s *Session) recordStart(sess sandbox.Session) error {
 	if r.Host == "" {
 		r.Host, _ = os.Hostname()
 	}
-	if s.snap != nil {
-		_, _ = s.snap.Wait() // Wait is idempotent: Close takes the result
+	if w, ok := s.ws.(workspace.Watcher); ok {
+		_ = w.Ready() // an error is said at Close, where the change list is taken
 	}
 	rec := &audit.Record{Event: audit.EventSessionStart, Session: s.id, Task: r.Task, TaskID: r.TaskID,
 		PolicyPath: r.PolicyPath, PolicySHA256: r.PolicySHA256, Workspace: s.o.Sandbox.Workspace,

@@ -1,13 +1,11 @@
 package workspace
 
 import (
-	"errors"
 	"path"
 	"sort"
 	"strings"
 
 	"github.com/agentbox/agentbox/internal/fstree"
-	"golang.org/x/sys/unix"
 )
 
 // decideAll decides every listed change, in an order no later decision
@@ -72,6 +70,10 @@ func (l *lister) heldAbove(rel string) string {
 
 // decide fills c.Held: a held parent, the policy, then the host hazards.
 func (l *lister) decide(c *StagedChange) {
+	if c.unread != "" {
+		c.Held, c.Why = HazardNotStaged, c.unread
+		return
+	}
 	if d := l.heldAbove(c.Path); d != "" {
 		c.Held, c.Why = HazardParent, d+" is held"
 		return
@@ -123,9 +125,15 @@ func (l *lister) ownGitType(c *StagedChange) (string, string) {
 // The entry is read through descriptors: a link on the way is not
 // followed (the change then meets it when written, and is held).
 func (l *lister) conflict(c *StagedChange) (string, string) {
-	cur, err := l.low.Stat(c.Path)
+	cur, err := c.low, error(nil)
+	switch {
+	case c.lowSeen && !c.lowIn:
+		return "", "" // nothing there when listed
+	case !c.lowSeen:
+		cur, err = l.lowd.stat(c.Path)
+	}
 	if err != nil {
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, fstree.ErrLinkInPath) {
+		if noEntry(err) {
 			return "", ""
 		}
 		return HazardNotStaged, "the workspace entry could not be read: " + err.Error()
@@ -143,23 +151,18 @@ func (l *lister) conflict(c *StagedChange) (string, string) {
 }
 
 // contentHazard re-decides, on the copy about to be renamed into place
-// (tmp, in the workspace, written by agentbox only), what the listing
-// decided by a file's content: a gitdir: link, and whether a file named
-// HEAD reads as one git accepts (which makes its directory a repository).
-// A sandbox that rewrites a file between the decision and the copy gets
-// the copy held.
-func (p *promoter) contentHazard(c *StagedChange, tmp string) (string, string) {
-	gd, err := gitdirFile(p.s.Lower, tmp)
-	if err != nil {
-		return HazardNotStaged, "the promoted copy could not be read back: " + err.Error()
-	}
-	if gd {
+// (its first bytes, as written to the temporary file in the workspace,
+// which only agentbox writes), what the listing decided by a file's
+// content: a gitdir: link, and whether a file named HEAD reads as one
+// git accepts (which makes its directory a repository). A sandbox that
+// rewrites a file between the decision and the copy gets the copy held.
+func (p *promoter) contentHazard(c *StagedChange, prefix []byte) (string, string) {
+	if gitdirBytes(prefix[:min(len(prefix), gitdirPrefix)]) {
 		return HazardGitRepo, "a gitdir: link to a git repository"
 	}
 	if foldName(path.Base(c.Path)) == foldName("HEAD") {
 		for _, strict := range []bool{false, true} {
-			ok, err := readHead(p.s.Lower, tmp, strict)
-			if err != nil || ok != c.headValid[boolIndex(strict)] {
+			if headBytes(prefix[:min(len(prefix), headPrefix)], strict) != c.headValid[boolIndex(strict)] {
 				return HazardGitRepo, "a HEAD whose content changed between the decision and the copy"
 			}
 		}

@@ -15,6 +15,17 @@ import (
 // was not touched.
 var ErrForkExists = errors.New("the fork's directory exists")
 
+// ForkDirFree refuses a fork's directory dst that exists (ErrForkExists,
+// saying what to do), before anything is written.
+func ForkDirFree(dst string) error {
+	if _, err := os.Lstat(dst); err == nil {
+		return fmt.Errorf("%w: %s; fork writes into a new directory (nothing was written there): name one that does not exist", ErrForkExists, dst)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("checking the fork's directory %s: %w", dst, err)
+	}
+	return nil
+}
+
 // Fork writes into dst (which must not exist: an existing one is refused
 // before anything is written, and left as it is) the workspace of a
 // staged session as it was right after the checkpoint of call (a call id
@@ -25,10 +36,8 @@ var ErrForkExists = errors.New("the fork's directory exists")
 // workspace are not changed. Its cost is the copy (reflinked where the
 // filesystem can) plus the changes undone.
 func (s *Stage) Fork(call, dst string, maxBytes int64) (int, error) {
-	if _, err := os.Lstat(dst); err == nil {
-		return 0, fmt.Errorf("%w: %s; fork writes into a new directory (nothing was written there): name one that does not exist", ErrForkExists, dst)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return 0, fmt.Errorf("checking the fork's directory: %w", err)
+	if err := ForkDirFree(dst); err != nil {
+		return 0, err
 	}
 	cps, err := s.Checkpoints()
 	if err != nil {

@@ -71,6 +71,8 @@ type gitView struct {
 type gitCandidate struct {
 	yes bool
 	why string
+	// undecided: its entries could not be read; a candidate all the same.
+	undecided bool
 }
 
 // dirGit is what one layer's directory holds of git's names.
@@ -104,9 +106,11 @@ func (l *lister) gitHazard(c *StagedChange) (string, string) {
 	segs := strings.Split(c.Path, "/")
 	ownTop := v.ownGit && segs[0] == ".git"
 	if c.Change != "deleted" && c.Type == TypeFile {
-		gd, err := gitdirFile(v.upper, c.Path)
+		gd, err := l.gitdirUpper(c.Path)
 		if err != nil {
-			return HazardGitRepo, "could not be read to decide whether it is a gitdir: link (" + err.Error() + ")"
+			// Gone or changed since it was listed (a process the sandbox
+			// kept), or unreadable: undecided, so held.
+			return HazardNotStaged, "could not be read to decide whether it is a gitdir: link (" + err.Error() + "); undecided changes are held"
 		}
 		if gd {
 			return HazardGitRepo, "a gitdir: link to a git repository"
@@ -140,6 +144,9 @@ func (l *lister) gitHazard(c *StagedChange) (string, string) {
 		}
 		if k := v.candidate(d); k.yes {
 			v.sticky[d] = true
+			if k.undecided {
+				return HazardNotStaged, "could not decide whether " + d + " would be a git repository (" + k.why + "); undecided changes are held"
+			}
 			return HazardGitRepo, d + " would be a git repository (" + k.why + ")"
 		}
 	}
@@ -163,20 +170,20 @@ func (v *gitView) decide(d string) gitCandidate {
 	for _, root := range []string{v.upper, v.lower} {
 		lg, err := scanGitNames(root, d)
 		if err != nil {
-			return gitCandidate{true, "its entries could not be read to decide: " + err.Error()}
+			return gitCandidate{yes: true, undecided: true, why: "its entries could not be read: " + err.Error()}
 		}
 		g.or(lg)
 	}
 	inOwn := v.ownGit && strings.HasPrefix(d, ".git/")
 	switch {
 	case !inOwn && g.headValid:
-		return gitCandidate{true, "a HEAD git accepts"}
+		return gitCandidate{yes: true, why: "a HEAD git accepts"}
 	case !inOwn && g.head && (g.objects || g.refs || g.commondir):
-		return gitCandidate{true, "HEAD with objects, refs or commondir"}
+		return gitCandidate{yes: true, why: "HEAD with objects, refs or commondir"}
 	case inOwn && g.headValid && (g.commondir || g.objects && g.refs):
-		return gitCandidate{true, "HEAD with objects and refs, or commondir"}
+		return gitCandidate{yes: true, why: "HEAD with objects and refs, or commondir"}
 	case g.objects && g.refs && g.conf:
-		return gitCandidate{true, "objects and refs with config or hooks: a common directory"}
+		return gitCandidate{yes: true, why: "objects and refs with config or hooks: a common directory"}
 	}
 	return gitCandidate{}
 }
@@ -262,24 +269,33 @@ func readHeadAt(dirfd int, name string, strict bool) (bool, error) {
 		return false, err
 	}
 	defer unix.Close(fd)
-	buf := make([]byte, 255)
+	buf := make([]byte, headPrefix)
 	n, err := unix.Read(fd, buf)
 	if err != nil {
 		return false, err
 	}
-	s := string(buf[:max(n, 0)])
+	return headBytes(buf[:max(n, 0)], strict), nil
+}
+
+// headPrefix is how much of a file readHeadAt reads (git reads no more
+// of a HEAD to validate it).
+const headPrefix = 255
+
+// headBytes is readHeadAt's verdict on a file's first headPrefix bytes.
+func headBytes(b []byte, strict bool) bool {
+	s := string(b)
 	if !strict {
 		s = strings.TrimLeft(s, " \t\r\n\v\f")
 		if len(s) >= 4 && strings.EqualFold(s[:4], "ref:") {
-			return true, nil
+			return true
 		}
-		return hexRun(s) >= 40, nil
+		return hexRun(s) >= 40
 	}
 	if r, ok := strings.CutPrefix(s, "ref:"); ok {
-		return strings.HasPrefix(strings.TrimLeft(r, " \t\r\n\v\f"), "refs/"), nil
+		return strings.HasPrefix(strings.TrimLeft(r, " \t\r\n\v\f"), "refs/")
 	}
 	h := hexRun(s)
-	return h == 40 && (len(s) == 40 || s[40] == '\n') || h == 64 && (len(s) == 64 || s[64] == '\n'), nil
+	return h == 40 && (len(s) == 40 || s[40] == '\n') || h == 64 && (len(s) == 64 || s[64] == '\n')
 }
 
 func hexRun(s string) int {
@@ -292,27 +308,40 @@ func hexRun(s string) int {
 	return len(s)
 }
 
-// gitdirFile reports a regular file below root that starts with
-// "gitdir:" (a .git file's link to a repository), after white space and
-// in any case.
-func gitdirFile(root, rel string) (bool, error) {
-	dfd, err := openBeneath(root, path.Dir(rel), unix.O_RDONLY|unix.O_DIRECTORY)
+// gitdirUpper reports a regular file of the staging layer that starts
+// with "gitdir:" (a .git file's link to a repository), after white space
+// and in any case, read through the lister's descriptor of rel's
+// directory.
+func (l *lister) gitdirUpper(rel string) (bool, error) {
+	dfd, name, err := l.upd.parent(rel)
 	if err != nil {
 		return false, err
 	}
-	defer unix.Close(dfd)
-	fd, err := unix.Openat(dfd, path.Base(rel), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	return gitdirAt(dfd, name)
+}
+
+// gitdirAt is gitdirUpper on the entry name of the directory dfd.
+func gitdirAt(dfd int, name string) (bool, error) {
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false, err
 	}
 	defer unix.Close(fd)
-	b := make([]byte, 64)
+	b := make([]byte, gitdirPrefix)
 	n, err := unix.Read(fd, b)
 	if err != nil {
 		return false, err
 	}
-	s := strings.TrimLeft(string(b[:max(n, 0)]), " \t\r\n\v\f\ufeff")
-	return len(s) >= 7 && strings.EqualFold(s[:7], "gitdir:"), nil
+	return gitdirBytes(b[:max(n, 0)]), nil
+}
+
+// gitdirPrefix is how much of a file gitdirAt reads.
+const gitdirPrefix = 64
+
+// gitdirBytes is gitdirAt's verdict on a file's first gitdirPrefix bytes.
+func gitdirBytes(b []byte) bool {
+	s := strings.TrimLeft(string(b), " \t\r\n\v\f\ufeff")
+	return len(s) >= 7 && strings.EqualFold(s[:7], "gitdir:")
 }
 
 // openBeneath opens rel below root with flags, every element of the way a

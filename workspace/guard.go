@@ -1,8 +1,6 @@
 package workspace
 
 import (
-	"fmt"
-
 	"path"
 	"strings"
 
@@ -69,15 +67,18 @@ func (c *Copy) Hazards() ([]StagedChange, error) {
 		sc := StagedChange{Path: ch.Path, Change: ch.Change, Type: TypeFile}
 		if ch.Change != "deleted" {
 			// Through descriptors: a link in the copy is never followed.
+			// An entry that cannot be read cannot be decided: held.
 			st, err := l.up.Stat(ch.Path)
-			if err != nil {
-				return nil, fmt.Errorf("reading the copy at %s: %w", ch.Path, err)
-			}
-			sc.Type = typeOf(st)
-			if st.IsSymlink() {
-				if sc.target, err = l.up.Readlink(ch.Path); err != nil {
-					return nil, fmt.Errorf("reading the copy at %s: %w", ch.Path, err)
+			if err == nil {
+				sc.Type = typeOf(st)
+				if st.IsSymlink() {
+					sc.target, err = l.up.Readlink(ch.Path)
 				}
+			}
+			if err != nil {
+				sc.Held, sc.Why = HazardNotStaged, "the copy's entry could not be read to decide it ("+err.Error()+"); undecided changes are held"
+				out = append(out, sc)
+				continue
 			}
 		}
 		rule, why := l.hazard(&sc)

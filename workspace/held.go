@@ -49,12 +49,25 @@ func (p *promoter) hold() error {
 		if isWhiteout(st) || c.Change == "deleted" {
 			// The deletion is held: the sandbox sees the workspace entry
 			// again (overlay looks a removed name up afresh).
-			if err := up.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			err := up.Remove(c.Path)
+			if err != nil && !goneSinceListed(err) && !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.EISDIR) {
 				return fmt.Errorf("holding %s: %w", c.Path, err)
 			}
+			// Not removed: the sandbox made a new entry there since the
+			// listing (a kept process); it stays staged, and the next
+			// listing decides it.
 			continue
 		}
-		if err := p.s.scrubOut(up, c.Path, filepath.Join(dst, filepath.FromSlash(c.Path)), fmt.Sprintf("%d-%d", p.cp.Seq, i)); err != nil {
+		err = p.s.scrubOut(up, c.Path, filepath.Join(dst, filepath.FromSlash(c.Path)), fmt.Sprintf("%d-%d", p.cp.Seq, i))
+		if goneSinceListed(err) {
+			// Gone, or its directory replaced, since the listing (a kept
+			// process): nothing of it is left to hold; whatever is at the
+			// name now stays staged for the next listing.
+			moved[c.Path] = true
+			delete(p.s.st.Kept, c.Path)
+			continue
+		}
+		if err != nil {
 			return fmt.Errorf("holding %s: %w", c.Path, err)
 		}
 		moved[c.Path] = true
@@ -65,6 +78,11 @@ func (p *promoter) hold() error {
 	}
 	return nil
 }
+
+// goneSinceListed: err says the upper entry is no longer at its name
+// (removed, or a directory above it replaced), not that it could not be
+// moved.
+func goneSinceListed(err error) bool { return err != nil && noEntry(err) }
 
 // scrubOut renames the upper entry rel to scrub/<tag>, copies it to keep
 // (for review; a copy that fails leaves the record's list only), then

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/agentbox/agentbox/internal/fstree"
 )
 
 // TestHeldGoneFromCachedView: the sandbox looked a held file and a held
@@ -162,18 +160,7 @@ func TestPromoteReadsOnlyTheUpperLayer(t *testing.T) {
 	if err := os.Symlink(host, filepath.Join(upper, "a")); err != nil {
 		t.Fatal(err)
 	}
-	low, err := fstree.OpenRoot(lower)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer low.Close()
-	up, err := fstree.OpenRoot(upper)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer up.Close()
-	p := &promoter{s: s, low: low, up: up, before: filepath.Join(state, "before", "1"),
-		cp: &Checkpoint{Seq: 1, After: map[string]fstree.Stamp{}, BeforeMode: map[string]uint32{}}}
+	p := rawPromoter(t, s, changes)
 	found := false
 	for i := range changes {
 		if changes[i].Path == "a/secret" {

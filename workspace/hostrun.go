@@ -32,6 +32,19 @@ type HostRunEntry struct {
 type HostRunCatalogue struct {
 	Families []string       `yaml:"families"`
 	Entries  []HostRunEntry `yaml:"entries"`
+
+	// byFirst indexes the patterns by their first segment when it is
+	// plain (no meta character); globFirst are the others. Match then
+	// tries, at each place of a path, only the patterns that can match
+	// there (every path of a call is matched).
+	byFirst   map[string][]patRef
+	globFirst []patRef
+}
+
+// patRef is one pattern of entry Entries[entry].
+type patRef struct {
+	entry int
+	pat   []string
 }
 
 // HostRun is the built-in catalogue. A catalogue that does not load is a
@@ -85,8 +98,21 @@ func parseCatalogue(b []byte) (*HostRunCatalogue, error) {
 			}
 		}
 	}
+	c.byFirst = map[string][]patRef{}
+	for i := range c.Entries {
+		for _, p := range c.Entries[i].pats {
+			if strings.ContainsAny(p[0], globMeta) {
+				c.globFirst = append(c.globFirst, patRef{i, p})
+			} else {
+				c.byFirst[p[0]] = append(c.byFirst[p[0]], patRef{i, p})
+			}
+		}
+	}
 	return &c, nil
 }
+
+// globMeta are the bytes that make a pattern more than its text.
+const globMeta = `*?[\`
 
 // expandBraces expands {a,b} alternatives (not nested).
 func expandBraces(s string) []string {
@@ -128,6 +154,9 @@ func (e *HostRunEntry) rule() string {
 // workspace's own repository).
 func (c *HostRunCatalogue) Match(rel string, leaf, skipOwnGit bool) *HostRunEntry {
 	segs := foldPath(rel)
+	if c.byFirst != nil {
+		return c.match(segs, leaf, skipOwnGit)
+	}
 	for i := range c.Entries {
 		e := &c.Entries[i]
 		for _, p := range e.pats {
@@ -147,6 +176,38 @@ func (c *HostRunCatalogue) Match(rel string, leaf, skipOwnGit bool) *HostRunEntr
 	return nil
 }
 
+// match is Match through the index: the first entry (in the
+// catalogue's order) with a pattern that matches at some place of segs.
+func (c *HostRunCatalogue) match(segs []string, leaf, skipOwnGit bool) *HostRunEntry {
+	best := -1
+	try := func(r patRef, start int) {
+		if best >= 0 && r.entry >= best {
+			return
+		}
+		if c.Entries[r.entry].At == "root" && start > 0 {
+			return
+		}
+		if skipOwnGit && start == 0 && r.pat[0] == ".git" && len(r.pat) == 1 {
+			return
+		}
+		if matchSegs(r.pat, segs[start:], leaf) {
+			best = r.entry
+		}
+	}
+	for start := range segs {
+		for _, r := range c.byFirst[segs[start]] {
+			try(r, start)
+		}
+		for _, r := range c.globFirst {
+			try(r, start)
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return &c.Entries[best]
+}
+
 // matchSegs reports whether segs starts with the pattern p, or (leaf) is
 // a proper prefix of it.
 func matchSegs(p, segs []string, leaf bool) bool {
@@ -155,9 +216,25 @@ func matchSegs(p, segs []string, leaf bool) bool {
 		return false
 	}
 	for k := 0; k < n; k++ {
-		if ok, _ := path.Match(p[k], segs[k]); !ok {
+		if !segMatch(p[k], segs[k]) {
 			return false
 		}
 	}
 	return true
+}
+
+// segMatch is path.Match(pat, name) for one folded segment, without
+// path.Match for the usual answer: a pattern that starts with a plain
+// byte matches no name that starts with another, and one without a
+// meta character only the name it spells (every path of a call is
+// matched against every name of the catalogue).
+func segMatch(pat, name string) bool {
+	if pat != "" && strings.IndexByte(globMeta, pat[0]) < 0 && (name == "" || name[0] != pat[0]) {
+		return false
+	}
+	if !strings.ContainsAny(pat, globMeta) {
+		return pat == name
+	}
+	ok, _ := path.Match(pat, name)
+	return ok
 }

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -148,6 +149,57 @@ func TestReadmeListsHostRunFamilies(t *testing.T) {
 		for _, n := range e.Names {
 			if !strings.Contains(sec, "`"+n+"`") {
 				t.Errorf("README's host-run families lack `%s` (%s)", n, e.Tool)
+			}
+		}
+	}
+}
+
+// segMatch answers as path.Match does, for every pattern segment of the
+// catalogue against names that share a prefix, a first byte, or none.
+func TestSegMatchIsPathMatch(t *testing.T) {
+	names := []string{"", ".", "a", "x", ".env", ".envrc", "env", "config", "settings.json", "*", "[", `\`, "é"}
+	var pats []string
+	for _, e := range HostRun.Entries {
+		for _, p := range e.pats {
+			for _, seg := range p {
+				pats = append(pats, seg)
+				names = append(names, seg, seg+"x", "x"+seg, strings.TrimSuffix(seg, "*")+"tail")
+				if len(seg) > 1 {
+					names = append(names, seg[:1], seg[:len(seg)-1])
+				}
+			}
+		}
+	}
+	pats = append(pats, "", "*", "?", "[a-c]x", `\*`, `a\`, "é*")
+	for _, p := range pats {
+		for _, n := range names {
+			want, _ := path.Match(p, n)
+			if got := segMatch(p, n); got != want {
+				t.Fatalf("segMatch(%q, %q) = %v, path.Match says %v", p, n, got, want)
+			}
+		}
+	}
+}
+
+// The indexed Match finds the entry the catalogue's order finds, for
+// every name of the catalogue at the top, deeper, as a prefix, and for
+// ordinary paths.
+func TestMatchIndexIsLinear(t *testing.T) {
+	lin := *HostRun
+	lin.byFirst, lin.globFirst = nil, nil
+	paths := []string{"a", "src/main.go", ".git", ".git/config", "x/.git", "README.md", "a/b/c/d"}
+	for _, e := range HostRun.Entries {
+		for _, n := range e.Expanded() {
+			c := concrete(n)
+			paths = append(paths, c, "sub/"+c, "a/b/"+c, c+"/inner", strings.ToUpper(c), path.Dir(c), c+"x")
+		}
+	}
+	for _, p := range paths {
+		for _, leaf := range []bool{false, true} {
+			for _, skip := range []bool{false, true} {
+				if got, want := HostRun.Match(p, leaf, skip), lin.Match(p, leaf, skip); got != want {
+					t.Fatalf("Match(%q, %v, %v) = %v, the catalogue's order finds %v", p, leaf, skip, got, want)
+				}
 			}
 		}
 	}

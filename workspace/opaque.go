@@ -3,6 +3,7 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/agentbox/agentbox/internal/fstree"
 	"golang.org/x/sys/unix"
@@ -23,13 +24,8 @@ import (
 // The mark is overlay's own (user.overlay.opaque, read with userxattr);
 // it is set through a descriptor of the upper directory, never through a
 // path the sandbox could redirect. A mark that cannot be set leaves the
-// old behaviour.
-func (s *Stage) markOpaque(rel string) {
-	up, err := fstree.OpenRoot(s.Upper)
-	if err != nil {
-		return
-	}
-	defer up.Close()
+// old behaviour. up is the upper directory.
+func markOpaque(up *fstree.Root, rel string) {
 	fd, err := up.ReadDirFd(rel)
 	if err != nil {
 		return
@@ -53,20 +49,35 @@ func (l *lister) opaqueDeletions(e *fstree.Entry) error {
 	if err != nil {
 		return fmt.Errorf("reading the workspace at %s: %w", e.Rel, err)
 	}
+	var out []StagedChange
 	for _, name := range names {
 		_, err := l.up.Stat(e.Rel + "/" + name)
 		if err == nil {
 			continue // in the upper directory: the walk lists it
 		}
-		if !errors.Is(err, unix.ENOENT) {
+		// Gone, or its directory replaced since the walk (a kept process):
+		// not in the upper directory now; the directory is decided (and
+		// held, when it cannot be read) before what is below it.
+		if !noEntry(err) {
 			return fmt.Errorf("reading the staged changes at %s/%s: %w", e.Rel, name, err)
 		}
 		low, err := fstree.Lstat(fd, name)
 		if err != nil {
 			continue
 		}
-		l.out = append(l.out, StagedChange{Path: e.Rel + "/" + name, Change: "deleted", Type: typeOf(low), Bytes: low.Size, gone: low.IsDir()})
+		out = append(out, StagedChange{Path: e.Rel + "/" + name, Change: "deleted", Type: typeOf(low), Bytes: low.Size, gone: low.IsDir()})
 	}
+	l.add(out...)
+	l.mu.Lock()
 	l.s.dirs[e.Rel] = e.Stamp
+	l.mu.Unlock()
 	return nil
+}
+
+// noEntry says err means there is no entry at the path now: gone
+// (ENOENT), or a non-directory (ENOTDIR) or a link (never followed) in
+// its place above it. The listing and its decisions meet these when a
+// process the sandbox kept changes the tree as it is read.
+func noEntry(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, fstree.ErrLinkInPath)
 }

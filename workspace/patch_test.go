@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/internal/testutil/treestate"
 )
 
 // TestPatchAppliesWithGit: the unified diff of random edits, applied by
@@ -72,7 +73,7 @@ func TestPatchAppliesWithGit(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git apply: %v %s\n%s", err, out, text)
 	}
-	if got, want := treeState(t, oldDir), treeState(t, newDir); len(got) != len(want) {
+	if got, want := treestate.Of(t, oldDir), treestate.Of(t, newDir); len(got) != len(want) {
 		t.Fatalf("trees differ: %v\n%v", got, want)
 	} else {
 		for k, v := range want {

@@ -5,12 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentbox/agentbox/internal/fstree"
@@ -58,9 +59,12 @@ func (s *Stage) Promote(callID string) (*Checkpoint, error) {
 		return nil, fmt.Errorf("opening the staging layer: %w", err)
 	}
 	defer up.Close()
-	p := &promoter{s: s, low: low, up: up, cp: cp, before: filepath.Join(s.State, "before", fmt.Sprint(cp.Seq))}
-	failed := map[string]bool{} // held during promotion: what is below goes nowhere either
-	// Deletions deepest first, then everything else parents first.
+	p := &promoter{s: s, low: low, up: up, cp: cp, before: filepath.Join(s.State, "before", fmt.Sprint(cp.Seq)),
+		failed: map[string]bool{}}
+	// Deletions deepest first, then everything else parents first. The
+	// files (the bulk of a call) go per directory and in parallel: a
+	// file's deletion before any directory's, a file's write after the
+	// directories above it are made (nothing is below a file).
 	order := make([]int, len(changes))
 	for i := range order {
 		order[i] = i
@@ -76,33 +80,36 @@ func (s *Stage) Promote(callID string) (*Checkpoint, error) {
 		}
 		return ca.Path < cb.Path
 	})
+	var removes, writes, rest []int
 	for _, i := range order {
 		c := &changes[i]
-		if c.Held != "" {
-			continue
+		switch {
+		case c.Held != "":
+		case c.Change == "deleted" && c.Type != TypeDir:
+			removes = append(removes, i)
+		case (c.Change == "added" || c.Change == "modified") && c.Type == TypeFile:
+			writes = append(writes, i)
+		default:
+			rest = append(rest, i)
 		}
-		if d := heldIn(c.Path, failed); d != "" {
+	}
+	p.perDir(removes, (*dirWork).remove)
+	for _, i := range rest {
+		c := &changes[i]
+		if d := heldIn(c.Path, p.failed); d != "" {
 			c.Held, c.Why = HazardParent, d+" is held"
 			continue
 		}
-		if p.full {
-			c.Held, c.Why = HazardDiskFull, "the disk filled up during promotion; promote again when there is room"
+		if p.full.Load() {
+			c.Held, c.Why = HazardDiskFull, diskFullWhy
 			continue
 		}
 		if err := p.one(c); err != nil {
-			if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
-				p.full = true
-				c.Held, c.Why = HazardDiskFull, "the disk filled up during promotion; promote again when there is room"
-				failed[c.Path] = true
-				continue
-			}
-			c.Held, c.Why = HazardNotStaged, "could not be promoted: "+err.Error()
-			if errors.Is(err, fstree.ErrLinkInPath) {
-				c.Why = "could not be promoted: a symbolic link in the workspace is in its way (never followed); remove the link in the workspace, or have the agent replace it"
-			}
-			failed[c.Path] = true
+			p.fail(c, err)
 		}
 	}
+	p.perDir(writes, (*dirWork).write)
+	p.merge()
 	if err := p.hold(); err != nil {
 		return nil, err
 	}
@@ -113,10 +120,14 @@ func (s *Stage) Promote(callID string) (*Checkpoint, error) {
 		}
 	}
 	s.st.Seq = cp.Seq
-	if err := writeJSON(s.checkpointPath(cp.Seq), cp); err != nil {
-		return nil, err
-	}
-	if err := s.save(); err != nil {
+	// The checkpoint and the stage's records are written (and synced)
+	// side by side; the journal goes once both are on disk.
+	var cerr error
+	var wg sync.WaitGroup
+	wg.Go(func() { cerr = writeJSON(s.checkpointPath(cp.Seq), cp) })
+	serr := s.save()
+	wg.Wait()
+	if err := errors.Join(cerr, serr); err != nil {
 		return nil, err
 	}
 	_ = os.Remove(filepath.Join(s.State, journalFile))
@@ -129,7 +140,32 @@ type promoter struct {
 	up     *fstree.Root // the upper directory: nothing read from it leads out
 	cp     *Checkpoint
 	before string
-	full   bool
+	full   atomic.Bool // the disk filled up: the rest is held
+
+	mu     sync.Mutex      // guards failed and recs, which workers fill
+	failed map[string]bool // held during promotion: what is below goes nowhere either
+	recs   []promoRec      // what the per-directory workers promoted
+	// noClone: the workspace's filesystem has no reflinks (FICLONE
+	// failed once): large files are copied in the kernel instead.
+	noClone atomic.Bool
+}
+
+const diskFullWhy = "the disk filled up during promotion; promote again when there is room"
+
+// fail holds c for the error that stopped its promotion.
+func (p *promoter) fail(c *StagedChange, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failed[c.Path] = true
+	if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+		p.full.Store(true)
+		c.Held, c.Why = HazardDiskFull, diskFullWhy
+		return
+	}
+	c.Held, c.Why = HazardNotStaged, "could not be promoted: "+err.Error()
+	if errors.Is(err, fstree.ErrLinkInPath) {
+		c.Why = "could not be promoted: a symbolic link in the workspace is in its way (never followed); remove the link in the workspace, or have the agent replace it"
+	}
 }
 
 // heldIn is the path of held at or above rel's parent ("" when none).
@@ -188,7 +224,7 @@ func (p *promoter) one(c *StagedChange) error {
 			return err
 		}
 		if c.Change == "added" {
-			p.s.markOpaque(rel)
+			markOpaque(p.up, rel)
 		}
 		return p.record(c)
 	case TypeSymlink:
@@ -205,54 +241,7 @@ func (p *promoter) one(c *StagedChange) error {
 		}
 		return p.record(c)
 	}
-	// Through the upper directory's root: a directory the sandbox swaps
-	// for a symlink meanwhile cannot lead the read anywhere else.
-	in, err := p.up.OpenFile(rel, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	fi, err := in.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return fmt.Errorf("no longer a regular file in the staging layer")
-	}
-	tmp := tmpName(rel, p.cp.Seq)
-	_ = p.low.Remove(tmp)
-	out, err := p.low.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(out, h), in)
-	perm := fi.Mode().Perm() // set-id and sticky bits never come out
-	if fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
-		c.SetIDCut = true
-	}
-	if err == nil {
-		err = out.Chmod(perm)
-	}
-	// No fsync per file: the rename is atomic against a killed agentbox
-	// (what the journal is for); durability against a power cut is the
-	// filesystem's, as for any editor's save.
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		// Decided on the bytes written: what was judged by its content
-		// is judged again on the copy, which nothing else writes.
-		if rule, why := p.contentHazard(c, tmp); rule != "" {
-			_ = p.low.Remove(tmp)
-			c.Held, c.Why = rule, why+" (in the bytes promoted)"
-			return nil
-		}
-		err = p.replace(tmp, rel)
-	}
-	if err != nil {
-		_ = p.low.Remove(tmp)
-		return err
-	}
-	c.After, c.Bytes = hex.EncodeToString(h.Sum(nil)), n
-	return p.record(c)
+	return fmt.Errorf("a %s change of a %s is promoted per directory", c.Change, c.Type)
 }
 
 // replace renames tmp over rel; a directory at rel (emptied by the
@@ -275,58 +264,31 @@ func (p *promoter) record(c *StagedChange) error {
 		return err
 	}
 	p.cp.After[c.Path] = cur
-	up, err := p.up.Stat(c.Path)
-	if err == nil {
-		p.s.st.Promoted[c.Path] = promotedEntry{Upper: up, Lower: cur}
+	// What was decided is what is recorded: an entry the sandbox put in
+	// its place since (a kept process) differs from it and is listed
+	// again, and a directory's mtime stays the one its entries were
+	// listed at (an entry removed since is a deletion the next listing
+	// finds).
+	if _, err := p.up.Stat(c.Path); err != nil {
+		return nil // gone from the upper directory: nothing to remember
 	}
+	p.s.st.Promoted[c.Path] = promotedEntry{Upper: c.upper, Lower: cur}
 	return nil
 }
 
-// keepBefore keeps the workspace entry rel as it is before promotion (a
-// hard link where it can, a copy otherwise) for rewind, and returns the
-// sha256 of a regular file.
+// keepBefore keeps the workspace entry rel as it is before promotion
+// (see keepBeforeAt) and returns the sha256 of a file or link.
 func (p *promoter) keepBefore(rel string) (string, error) {
-	fi, err := p.low.Lstat(rel)
+	dfd, name, err := p.low.Parent(rel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
 	if err != nil {
 		return "", err
 	}
+	defer unix.Close(dfd)
 	dst := filepath.Join(p.before, filepath.FromSlash(rel))
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-		return "", err
-	}
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		t, err := p.low.Readlink(rel)
-		if err != nil {
-			return "", err
-		}
-		s := sha256.Sum256([]byte("symlink:" + t))
-		return hex.EncodeToString(s[:]), os.Symlink(t, dst)
-	case !fi.Mode().IsRegular():
-		return "", nil
-	}
-	if p.low.Link(rel, dst) == nil {
-		sum, _, err := hashFile(dst)
-		return sum, err
-	}
-	in, err := p.low.OpenFile(rel, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return "", err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
-	if err != nil {
-		return "", err
-	}
-	h := sha256.New()
-	_, err = io.Copy(io.MultiWriter(out, h), in)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return hex.EncodeToString(h.Sum(nil)), err
+	return keepBeforeAt(dfd, name, dst, func() error { return os.MkdirAll(filepath.Dir(dst), 0o700) })
 }
 
 func insideMoved(rel string, moved map[string]bool) bool {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/agentbox/agentbox/internal/fstree"
 	"golang.org/x/sys/unix"
@@ -40,9 +41,18 @@ type StagedChange struct {
 	// target is a symlink's target as read once when listed: what is
 	// judged is what is promoted.
 	target string
+	// unread says why the entry could not be read as the walk listed it
+	// (a link no longer a link, or gone, when its target is read): it is
+	// held, never left out (the link check reads the upper directory
+	// live, and an entry it meets unlisted would count as promoted).
+	unread string
 	// headValid: a file named HEAD read as git's HEAD when listed (not
 	// strict, strict); the promoted copy must read the same.
 	headValid [2]bool
+	// lowSeen: the listing read the workspace entry at Path (low, or
+	// none when !lowIn); the conflict decision reads that.
+	lowSeen, lowIn bool
+	low            fstree.Stamp
 }
 
 // WriteDecider decides a change at a workspace-relative path by the
@@ -125,11 +135,13 @@ func (s *Stage) newLister(all bool) (*lister, error) {
 	}
 	git := &gitView{upper: s.Upper, lower: s.Lower, ownGit: own, sticky: s.st.GitDirs, seen: map[string]gitCandidate{}}
 	return &lister{s: s, ownGit: own, all: all, gitView: git, heldDirs: map[string]bool{},
-		low: low, up: up, index: map[string]int{}}, nil
+		low: low, up: up, lowd: newDirFds(low), upd: newDirFds(up), index: map[string]int{}}, nil
 }
 
 // Close releases the lister's descriptors.
 func (l *lister) Close() {
+	l.lowd.close()
+	l.upd.close()
 	l.low.Close()
 	l.up.Close()
 }
@@ -144,21 +156,32 @@ func (s *Stage) list(all bool) ([]StagedChange, error) {
 	// Conflicts are decided with everything else (a conflict holds what
 	// is below it), in rw promotion: a copy's apply checks its own.
 	l.conflicts = !s.Keep && !all
-	res, err := fstree.Walk(s.Upper, fstree.Options{Sorted: true}, l.visit)
-	if err != nil {
-		return nil, fmt.Errorf("reading the staged changes in %s: %w", s.Upper, err)
-	}
-	if res.Incomplete != "" {
-		return nil, fmt.Errorf("reading the staged changes in %s: %s; nothing was promoted", s.Upper, res.Incomplete)
-	}
-	if l.err != nil {
-		return nil, l.err
-	}
-	if err := l.expandDeletions(); err != nil {
+	if err := l.collect(); err != nil {
 		return nil, err
 	}
 	l.decideAll()
 	return l.out, nil
+}
+
+// collect lists the changes of the upper directory (l.out), undecided.
+// What cannot be listed fails the listing: nothing is promoted. What is
+// listed and then cannot be read to decide it (gone or changed since, by
+// a process the sandbox kept) is held with the reason.
+func (l *lister) collect() error {
+	s := l.s
+	// Directories are read on a few goroutines (a call's cost is mostly
+	// system calls); decideAll puts the list in order.
+	res, err := fstree.Walk(s.Upper, fstree.Options{Parallel: listWorkers}, l.visit)
+	if err != nil {
+		return fmt.Errorf("reading the staged changes in %s: %w", s.Upper, err)
+	}
+	if res.Incomplete != "" {
+		return fmt.Errorf("reading the staged changes in %s: %s; nothing was promoted", s.Upper, res.Incomplete)
+	}
+	if l.err != nil {
+		return l.err
+	}
+	return l.expandDeletions()
 }
 
 type lister struct {
@@ -171,25 +194,50 @@ type lister struct {
 	// (sorted order: parents are decided before their entries); nothing
 	// below one is promoted.
 	heldDirs map[string]bool
-	err      error
 
-	low, up   *fstree.Root   // the workspace and the staging layer: no link followed
+	mu  sync.Mutex // guards out, err and s.dirs while the walk visits
+	err error
+
+	low, up *fstree.Root // the workspace and the staging layer: no link followed
+	// lowd and upd hold their directories open for the listing: one
+	// descriptor per directory, not a path resolved per entry.
+	lowd, upd *dirFds
 	index     map[string]int // Path -> its index in out (decideAll)
 	conflicts bool           // decide conflicts with the workspace (rw promotion)
+}
+
+// listWorkers is how many goroutines read the staging layer's
+// directories at once.
+const listWorkers = 4
+
+// fail records the first error of the walk.
+func (l *lister) fail(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err == nil {
+		l.err = err
+	}
+}
+
+// add lists changes (visit runs on several goroutines).
+func (l *lister) add(cs ...StagedChange) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.out = append(l.out, cs...)
 }
 
 func (l *lister) visit(e *fstree.Entry) bool {
 	// Through descriptors: a link in the workspace above e.Rel is not
 	// followed (the merged view has nothing below a non-directory).
-	low, lerr := l.low.Stat(e.Rel)
+	low, lerr := l.lowd.stat(e.Rel)
 	inLower := lerr == nil
-	if lerr != nil && !errors.Is(lerr, unix.ENOENT) && !errors.Is(lerr, unix.ENOTDIR) && !errors.Is(lerr, fstree.ErrLinkInPath) {
-		l.err = fmt.Errorf("reading the workspace at %s: %w", e.Rel, lerr)
+	if lerr != nil && !noEntry(lerr) {
+		l.fail(fmt.Errorf("reading the workspace at %s: %w", e.Rel, lerr))
 		return false
 	}
 	if p, ok := l.s.st.Promoted[e.Rel]; ok && e.IsDir() && inLower && low.IsDir() && p.Upper.MTime != e.MTime && opaque(e.Dirfd, e.Name) {
 		if err := l.opaqueDeletions(e); err != nil {
-			l.err = err
+			l.fail(err)
 			return false
 		}
 	}
@@ -199,11 +247,18 @@ func (l *lister) visit(e *fstree.Entry) bool {
 	if k, ok := l.s.st.Kept[e.Rel]; ok && !l.all && !fstree.Changed(k.Upper, e.Stamp) && (!inLower || !fstree.Changed(k.Lower, low) || e.IsDir()) {
 		return true // decided and kept already, untouched since
 	}
-	c := StagedChange{Path: e.Rel, Type: typeOf(e.Stamp), upper: e.Stamp, Bytes: e.Size}
+	c := StagedChange{Path: e.Rel, Type: typeOf(e.Stamp), upper: e.Stamp, Bytes: e.Size, lowSeen: true, lowIn: inLower, low: low}
 	if e.IsSymlink() {
 		t, err := fstree.ReadlinkAt(e.Dirfd, e.Name)
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT) {
+			// No longer a link, or gone, since the walk read it (a
+			// process the sandbox kept replaced it): held as undecided,
+			// not a failed listing.
+			c.unread = "the link changed while it was read (" + err.Error() + "); undecided changes are held"
+			err = nil
+		}
 		if err != nil {
-			l.err = fmt.Errorf("reading the staged link %s: %w", e.Rel, err)
+			l.fail(fmt.Errorf("reading the staged link %s: %w", e.Rel, err))
 			return false
 		}
 		c.target = t
@@ -245,7 +300,7 @@ func (l *lister) visit(e *fstree.Entry) bool {
 			c.Change, c.gone = "modified", low.IsDir()
 		}
 	}
-	l.out = append(l.out, c)
+	l.add(c)
 	return true
 }
 
@@ -309,8 +364,13 @@ func (l *lister) sameAsLower(e *fstree.Entry, low fstree.Stamp, target string) b
 	if !e.IsRegular() {
 		return false
 	}
-	a, _, err1 := hashIn(l.up, e.Rel)
-	b, _, err2 := hashIn(l.low, e.Rel)
+	a, _, err1 := hashAt(e.Dirfd, e.Name)
+	b, err2 := "", error(nil)
+	if fd, name, err := l.lowd.parent(e.Rel); err != nil {
+		err2 = err
+	} else {
+		b, _, err2 = hashAt(fd, name)
+	}
 	return err1 == nil && err2 == nil && a == b
 }
 

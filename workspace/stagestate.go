@@ -107,7 +107,7 @@ func (s *Stage) save() error { return writeJSON(filepath.Join(s.State, stageFile
 
 // writeJSON writes v to p atomically and durably.
 func writeJSON(p string, v any) error {
-	b, err := json.Marshal(v)
+	b, err := marshalRecord(v)
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func (s *upperScan) add(c audit.FileChange) {
 func (s *upperScan) entry(rel string, fi fs.FileInfo) error {
 	lfi, lerr := s.low.Lstat(rel)
 	inLower := lerr == nil
-	if lerr != nil && !errors.Is(lerr, fs.ErrNotExist) && !errors.Is(lerr, syscall.ENOTDIR) && !errors.Is(lerr, fstree.ErrLinkInPath) {
+	if lerr != nil && !noEntry(lerr) {
 		return fmt.Errorf("reading the workspace: %w", lerr)
 	}
 	switch {

@@ -1,15 +1,14 @@
 package workspace
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/agentbox/agentbox/internal/testutil/treestate"
 )
 
 func TestCopyTreeKeepsSymlinksAndModes(t *testing.T) {
@@ -32,13 +31,13 @@ func TestCopyTreeKeepsSymlinksAndModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.Chmod(filepath.Join(src, "ro"), 0o755) })
-	before := treeState(t, src)
+	before := treestate.Of(t, src)
 	dst := filepath.Join(t.TempDir(), "dst")
 	if err := CopyTree(src, dst, 1<<20); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = RemoveTree(dst) })
-	after := treeState(t, dst)
+	after := treestate.Of(t, dst)
 	for k, v := range before {
 		if k == "." {
 			continue
@@ -50,7 +49,7 @@ func TestCopyTreeKeepsSymlinksAndModes(t *testing.T) {
 	if fi, err := os.Lstat(filepath.Join(dst, "out")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("symlink out of the source was followed: %v %v", fi, err)
 	}
-	if fmtState := treeState(t, src); len(fmtState) != len(before) {
+	if fmtState := treestate.Of(t, src); len(fmtState) != len(before) {
 		t.Errorf("source changed")
 	}
 	if err := RemoveTree(dst); err != nil {
@@ -71,42 +70,6 @@ func TestCopyTreeSizeCap(t *testing.T) {
 	if err := CopyTree(src, filepath.Join(t.TempDir(), "dst2"), 1<<20); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// treeState describes every entry below dir: mode and content (or link
-// target), for byte-for-byte comparisons.
-func treeState(t testing.TB, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		v := fi.Mode().String()
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			l, _ := os.Readlink(p)
-			v += " -> " + l
-		case fi.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			v += " " + hex.EncodeToString(sum[:]) + " " + fi.ModTime().String()
-		}
-		out[rel] = v
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func writeFile(t testing.TB, path, content string) {

@@ -11,15 +11,15 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/audit"
-	"github.com/agentbox/agentbox/internal/testutil"
+	chromium "github.com/agentbox/agentbox/internal/testutil/browser"
 	"github.com/chromedp/chromedp"
 )
 
-// browser starts headless Chromium for one test (testutil.Browser: skipped
+// browser starts headless Chromium for one test (chromium.Start: skipped
 // without one, except in CI), with this package's 90 s deadline.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(testutil.Browser(t), 90*time.Second)
+	ctx, cancel := context.WithTimeout(chromium.Start(t), 90*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -27,12 +27,12 @@ func browser(t *testing.T) context.Context {
 // count polls until selector matches want elements (deadline: ctx).
 func count(t *testing.T, ctx context.Context, selector string, want int) {
 	t.Helper()
-	testutil.Count(t, ctx, selector, want)
+	chromium.Count(t, ctx, selector, want)
 }
 
 func text(t *testing.T, ctx context.Context, selector string) string {
 	t.Helper()
-	return testutil.Text(t, ctx, selector)
+	return chromium.Text(t, ctx, selector)
 }
 
 // setFilter sets a filter control the way a user does (value + event).

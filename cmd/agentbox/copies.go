@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/batch"
-	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/workspace"
 	"github.com/urfave/cli/v2"
 )
@@ -28,7 +27,7 @@ func copyStore() (workspace.Store, error) {
 func changesCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "changes",
-		Usage:     "list sessions with pending changes, or show one session's changes (a unified diff)",
+		Usage:     "list sessions with pending changes, or show one session's changes (a unified diff whose control characters are shown escaped, \\x1b for ESC; the exact patch is written to changes.patch in the session's directory, $XDG_STATE_HOME/agentbox/work/SESSION)",
 		ArgsUsage: "[SESSION]",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "stat", Usage: "list the changed files, not the diff"},
@@ -53,7 +52,7 @@ func changesCommand() *cli.Command {
 			if c.Bool("stat") || cp.State != workspace.StatePending {
 				return statCopy(c, cp)
 			}
-			return writePatch(c.App.Writer, cp)
+			return writePatch(c.App.Writer, c.App.ErrWriter, cp)
 		},
 	}
 }
@@ -224,20 +223,53 @@ func gcCopies(c *cli.Context, p *gcProgress) (int, error) {
 	return len(removed) + len(dirs), errors.Join(err, berr)
 }
 
+// PatchFile is where `agentbox changes SESSION` writes the session's
+// exact patch: in the session's directory of the store.
+const PatchFile = "changes.patch"
+
 // writePatch writes a copy's changes as a unified diff. File names are
-// quoted the way git quotes them (the patch stays valid); on a terminal
-// the content's control characters are shown escaped too, so that what
-// the agent wrote cannot rewrite what the reviewer sees. Redirected to a
-// file, the patch is exact (git apply takes it).
-func writePatch(w io.Writer, cp *workspace.Copy) error {
-	f, ok := w.(*os.File)
-	if !ok || !isTerminal(f) {
-		return workspace.WritePatch(w, cp.Workspace, cp.ChangedRoot(), cp.Meta.Changes)
-	}
+// quoted the way git quotes them; the content's control characters are
+// shown escaped whatever the output is (a terminal, a pipe into less -R,
+// a file: workspace.ShowPatch), so that what the agent wrote cannot
+// rewrite what the reviewer sees. The exact patch (git apply takes it)
+// is written to changes.patch in the session's directory, and named on
+// errw when something was escaped.
+func writePatch(w, errw io.Writer, cp *workspace.Copy) error {
 	var b strings.Builder
 	if err := workspace.WritePatch(&b, cp.Workspace, cp.ChangedRoot(), cp.Meta.Changes); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, policy.Visible(b.String()))
-	return err
+	exact := filepath.Join(cp.Root, PatchFile)
+	werr := writeNew(exact, b.String())
+	shown, n := workspace.ShowPatch(b.String())
+	if _, err := io.WriteString(w, shown); err != nil {
+		return err
+	}
+	switch {
+	case werr != nil:
+		return exitWith(exitFailed, fmt.Errorf("writing the exact patch to %s: %w (the escaped one was printed; check the state directory's permissions)", exact, werr))
+	case n > 0:
+		fmt.Fprintf(errw, "%s escaped (shown as \\xNN or \\uNNNN); the exact patch, for git apply: %s\n", plural(n, "control character"), vis(exact))
+	}
+	return nil
+}
+
+// writeNew replaces the file at p with content through a new file renamed
+// over it (a link at p is replaced, never followed).
+func writeNew(p, content string) error {
+	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+"-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		return errors.Join(err, os.Remove(f.Name()))
+	}
+	return nil
 }

@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/cgi"
@@ -11,8 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/agentbox/agentbox/internal/testutil"
 )
 
 // duringUse is the program that is not `git push`: it sends the
@@ -32,8 +29,9 @@ print("USE %%s %%d" %% (sys.argv[1], code), flush=True)
 // beside a real git push, get no substitution (403, secret_misuse alarms);
 // the push itself lands with the brokered token and its receipt names
 // the program.
-func TestBrokerDuringProgramEffect(t *testing.T) {
-	testutil.RequireDocker(t)
+func TestBrokerDuringProgramEffect(t *testing.T) { brokerDuringProgram(t, dockerBroker(t)) }
+
+func brokerDuringProgram(t *testing.T, be brokerEnv) {
 	gitBin, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("no git on the host")
@@ -79,13 +77,13 @@ func TestBrokerDuringProgramEffect(t *testing.T) {
 	caFile := writeFile(t, filepath.Join(dir, "upstream-ca.pem"), string(ca.pem), 0o644)
 	pol := writeFile(t, filepath.Join(dir, "during.yaml"), fmt.Sprintf(`version: 1
 commands: {default: allow}
-sandbox: {network: proxy, background: keep}
+sandbox: {network: proxy, background: keep%s}
 network:
   allow: ["127.0.0.1"]
   upstream_ca: %s
 secrets:
   TOKEN: {from: "env:DURING_E2E_TOKEN", hosts: ["127.0.0.1:%s"], during: ["git push"]}
-`, caFile, port), 0o644)
+`, be.sandbox, caFile, port), 0o644)
 	ws := t.TempDir()
 	writeFile(t, filepath.Join(ws, "use.py"), fmt.Sprintf(duringUse, port), 0o644)
 	log := filepath.Join(dir, "audit.jsonl")
@@ -98,7 +96,7 @@ secrets:
 		`git init -q /tmp/w && git -C /tmp/w -c user.name=a -c user.email=a@b commit -q --allow-empty -m from-the-sandbox`,
 		`env -u NO_PROXY -u no_proxy python3 use.py background & env -u NO_PROXY -u no_proxy git -C /tmp/w push -q "$url" HEAD:refs/heads/sandbox 2>&1 | tail -1; echo "PUSH ${PIPESTATUS[0]}"; wait`,
 	}, "\n")
-	r := agentbox(t, []string{"DURING_E2E_TOKEN=" + value}, "exec", "--approve", "allow", "--workspace", ws, "--policy", pol, "--audit", log, "--", script)
+	r := be.run(t, []string{"DURING_E2E_TOKEN=" + value}, "exec", "--approve", "allow", "--workspace", ws, "--policy", pol, "--audit", log, "--", script)
 	if r.code != 0 {
 		t.Fatalf("exec: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -125,29 +123,20 @@ secrets:
 	if out, err := exec.Command("git", "--git-dir", filepath.Join(repos, "repo.git"), "log", "-1", "--format=%s", "sandbox").CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "from-the-sandbox" {
 		t.Errorf("the push did not land: %v %s", err, out)
 	}
-	raw, err := os.ReadFile(log)
-	if err != nil || strings.Contains(string(raw), value) {
-		t.Fatalf("audit log: %v (or it holds the value)", err)
+	if strings.Contains(r.stdout+r.stderr, value) {
+		t.Error("the value reached the terminal")
 	}
-	var receipts, alarms int
-	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		var rec struct {
-			Event, Decision, Secret, What, NetPath string
-			Argv                                   []string
-		}
-		json.Unmarshal([]byte(line), &rec)
-		switch {
-		case rec.Event == "net" && rec.Secret == "TOKEN" && rec.Decision == "allow":
-			if len(rec.Argv) < 2 || filepath.Base(rec.Argv[0]) != "git" || !strings.Contains(strings.Join(rec.Argv, " "), "push") {
-				t.Errorf("a receipt does not name git push: %s", line)
-			}
-			receipts++
-		case rec.Event == "alarm" && rec.What == "secret_misuse":
-			t.Logf("alarm: %s", line)
-			alarms++
+	recs := brokerAudit(t, log, value)
+	rc, alarms := receipts(recs, "TOKEN"), misuseAlarms(recs)
+	for _, rec := range rc {
+		if len(rec.Argv) < 2 || filepath.Base(rec.Argv[0]) != "git" || !strings.Contains(strings.Join(rec.Argv, " "), "push") {
+			t.Errorf("a receipt does not name git push: %s", rec.line)
 		}
 	}
-	if receipts == 0 || alarms < 3 {
-		t.Errorf("receipts %d (want > 0), secret_misuse alarms %d (want >= 3: clone, decoy, background)", receipts, alarms)
+	for _, a := range alarms {
+		t.Logf("alarm: %s", a.line)
+	}
+	if len(rc) == 0 || len(alarms) < 3 {
+		t.Errorf("receipts %d (want > 0), secret_misuse alarms %d (want >= 3: clone, decoy, background)", len(rc), len(alarms))
 	}
 }

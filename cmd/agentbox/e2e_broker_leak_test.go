@@ -11,12 +11,9 @@ import (
 	"html"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/agentbox/agentbox/internal/testutil"
 )
 
 // leakProbe fetches paths from an allowed host byte for byte (CONNECT to
@@ -99,8 +96,9 @@ func holdsValue(b []byte, v string) bool {
 // real binary hands none of it to the sandbox (raw bytes as the sandbox
 // read them), refuses the encodings it cannot decode with 502 and a
 // reason, and the audit log never holds the value.
-func TestBrokerNothingComesBackEffect(t *testing.T) {
-	testutil.RequireDocker(t)
+func TestBrokerNothingComesBackEffect(t *testing.T) { brokerNothingComesBack(t, dockerBroker(t)) }
+
+func brokerNothingComesBack(t *testing.T, be brokerEnv) {
 	var rb [12]byte
 	rand.Read(rb[:])
 	value := "leakE2E" + hex.EncodeToString(rb[:])
@@ -155,13 +153,13 @@ func TestBrokerNothingComesBackEffect(t *testing.T) {
 	pol := writeFile(t, filepath.Join(dir, "leak.yaml"), fmt.Sprintf(`version: 1
 extends: none
 commands: {default: allow}
-sandbox: {network: proxy}
+sandbox: {network: proxy%s}
 network:
   allow: ["127.0.0.1"]
   upstream_ca: %s
 secrets:
   TOKEN: {from: "env:LEAK_E2E_TOKEN", hosts: ["127.0.0.1:%s"]}
-`, caFile, goodPort), 0o644)
+`, be.sandbox, caFile, goodPort), 0o644)
 	ws := t.TempDir()
 	writeFile(t, filepath.Join(ws, "probe.py"), leakProbe, 0o644)
 	paths := []string{"/reason", "/trailer", "/header-name", "/gzip", "/deflate", "/split", "/br", "/zstd"}
@@ -169,7 +167,7 @@ secrets:
 		paths = append(paths, "/t/"+name)
 	}
 	log := filepath.Join(dir, "audit.jsonl")
-	r := agentbox(t, []string{"LEAK_E2E_TOKEN=" + value}, "exec", "--workspace", ws, "--policy", pol, "--audit", log, "--",
+	r := be.run(t, []string{"LEAK_E2E_TOKEN=" + value}, "exec", "--workspace", ws, "--policy", pol, "--audit", log, "--",
 		"python3 probe.py "+hostilePort+" "+strings.Join(paths, " "))
 	if r.code != 0 {
 		t.Fatalf("exec: %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -203,7 +201,5 @@ secrets:
 	if strings.Contains(r.stdout+r.stderr, value) {
 		t.Error("the value reached the terminal")
 	}
-	if b, err := os.ReadFile(log); err != nil || holdsValue(b, value) {
-		t.Errorf("audit log: %v (or it holds the value)", err)
-	}
+	brokerAudit(t, log, value)
 }

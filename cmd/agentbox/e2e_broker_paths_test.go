@@ -6,14 +6,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/agentbox/agentbox/internal/testutil"
 )
 
 // pathsProbe sends each request through the proxy with python's
@@ -48,9 +45,11 @@ print("PATHS " + json.dumps(out))
 // (with and without the placeholder), allowed variants work, an encoded
 // slash is refused; the placeholder is refused over plain HTTP and to a
 // port a portless secret host does not name, and the value never reaches
-// those upstreams.
-func TestBrokerPathsTLSOnlyEffect(t *testing.T) {
-	testutil.RequireDocker(t)
+// those upstreams. The four allowed requests have receipts, each refused
+// placeholder a secret_misuse alarm.
+func TestBrokerPathsTLSOnlyEffect(t *testing.T) { brokerPathsTLSOnly(t, dockerBroker(t)) }
+
+func brokerPathsTLSOnly(t *testing.T, be brokerEnv) {
 	const value = "pathsE2Evalue-1c9f44a0b7"
 	ca := newTestCA(t)
 	var mu sync.Mutex
@@ -80,7 +79,7 @@ func TestBrokerPathsTLSOnlyEffect(t *testing.T) {
 	pol := writeFile(t, filepath.Join(dir, "paths.yaml"), fmt.Sprintf(`version: 1
 extends: none
 commands: {default: allow}
-sandbox: {network: proxy}
+sandbox: {network: proxy%[4]s}
 network:
   allow: ["127.0.0.1"]
   upstream_ca: %[1]s
@@ -91,7 +90,7 @@ network:
 secrets:
   TOKEN: {from: "env:PATHS_E2E_TOKEN", hosts: ["127.0.0.1:%[2]s", "127.0.0.1:%[3]s"]}
   OTHER: {from: "env:PATHS_E2E_TOKEN", hosts: ["127.0.0.1"]}
-`, caFile, port, plainPort), 0o644)
+`, caFile, port, plainPort, be.sandbox), 0o644)
 	type req struct {
 		line string
 		want int
@@ -117,7 +116,7 @@ secrets:
 	writeFile(t, filepath.Join(ws, "probe.py"), pathsProbe, 0o644)
 	writeFile(t, filepath.Join(ws, "reqs.txt"), stdin.String(), 0o644)
 	log := filepath.Join(dir, "audit.jsonl")
-	r := agentbox(t, []string{"PATHS_E2E_TOKEN=" + value}, "exec", "--workspace", ws, "--policy", pol, "--audit", log, "--", "python3 probe.py < reqs.txt")
+	r := be.run(t, []string{"PATHS_E2E_TOKEN=" + value}, "exec", "--workspace", ws, "--policy", pol, "--audit", log, "--", "python3 probe.py < reqs.txt")
 	if r.code != 0 {
 		t.Fatalf("exec: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -126,6 +125,7 @@ secrets:
 		t.Fatalf("no probe output: %s %s", r.stdout, r.stderr)
 	}
 	var got [][]any
+	var placeholders403 int // refused requests that carried a placeholder
 	if err := json.Unmarshal([]byte(strings.TrimSpace(js)), &got); err != nil || len(got) != len(reqs) {
 		t.Fatalf("probe output %v: %s", err, js)
 	}
@@ -136,6 +136,19 @@ secrets:
 		if reqs[i].want == 403 && g[2].(string) == "" {
 			t.Errorf("%s: refused without a reason", reqs[i].line)
 		}
+		if reqs[i].want == 403 && !strings.HasSuffix(reqs[i].line, " none") {
+			placeholders403++
+		}
+	}
+	recs := brokerAudit(t, log, value)
+	rc, alarms := receipts(recs, "TOKEN"), misuseAlarms(recs)
+	for _, rec := range rc {
+		if rec.Status != 200 || len(rec.BodySHA256) != 64 || !strings.HasPrefix(strings.ToLower(path.Clean(rec.Path)), "/repos/me/") {
+			t.Errorf("receipt: %s", rec.line)
+		}
+	}
+	if len(rc) != 4 || len(alarms) != placeholders403 {
+		t.Errorf("%d receipts (want 4), %d secret_misuse alarms (want %d, one per refused placeholder)", len(rc), len(alarms), placeholders403)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -152,7 +165,7 @@ secrets:
 	if withValue != 4 {
 		t.Errorf("the value reached the upstreams %d times, want 4: %q", withValue, seen)
 	}
-	if b, err := os.ReadFile(log); err != nil || strings.Contains(string(b), value) {
-		t.Errorf("audit log: %v (or it holds the value)", err)
+	if strings.Contains(r.stdout+r.stderr, value) {
+		t.Error("the value reached the terminal")
 	}
 }

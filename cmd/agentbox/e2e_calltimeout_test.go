@@ -1,6 +1,11 @@
 package main_test
 
 import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,5 +62,55 @@ func TestCallTimeoutArgument(t *testing.T) {
 	}
 	if got := result(3); !strings.Contains(got, "timed out after 1s") || !strings.Contains(got, `call again with "timeout": 2 (seconds; at most 5`) {
 		t.Errorf("a timed-out call does not say how to raise the limit: %q", got)
+	}
+}
+
+// Under the built-in default policy (no policy file where it starts) the
+// model is told the default call timeout, 2 minutes, and the bound on the
+// timeout it may ask for, 10 minutes: execute_bash's description as an
+// MCP client lists it from the real binary (no sandbox needed for that).
+func TestDefaultCallTimeoutsInToolDescription(t *testing.T) {
+	testutil.RequireDocker(t) // agentbox mcp reaches the engine before it lists its tools
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(testutil.Binary(t), "mcp", "--start", "first-call", "--workspace", ws, "--audit", filepath.Join(dir, "a.jsonl"))
+	cmd.Dir, cmd.Env = dir, baseEnv(t)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Wait() }()
+	defer stdin.Close()
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 1<<22)
+	var desc string
+	for desc == "" && sc.Scan() {
+		var m struct {
+			ID     int `json:"id"`
+			Result struct {
+				Tools []struct{ Name, Description string } `json:"tools"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("stdout line is not JSON-RPC: %q", sc.Text())
+		}
+		for _, tl := range m.Result.Tools {
+			if tl.Name == "execute_bash" {
+				desc = tl.Description
+			}
+		}
+	}
+	if !strings.Contains(desc, `killed with all its processes after 2m0s unless you pass "timeout" (seconds, at most 600)`) {
+		t.Errorf("execute_bash's description under the built-in default does not state the 2-minute default and the 10-minute bound:\n%q\n%s", desc, stderr.String())
 	}
 }

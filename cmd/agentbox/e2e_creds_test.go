@@ -25,8 +25,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/agentbox/agentbox/internal/testutil"
 )
 
 // testCA is a CA of the test's own, standing for a private upstream CA
@@ -197,13 +195,14 @@ print("PROBE " + json.dumps(out))
 `
 
 // TestBrokeredSecretsEffect runs the credentials broker for real through
-// the binary on Docker: the value is never inside the sandbox (env, /proc,
+// the binary on Docker (TestK8sBrokeredSecretsEffect on the cluster): the value is never inside the sandbox (env, /proc,
 // process memory, files, responses), the upstream receives it only from
 // allowed requests, misuse is refused and alarmed, rules allow and deny as
 // written, git clones, pushes and fetches with the brokered token, and the
 // receipts are in a verified audit chain.
-func TestBrokeredSecretsEffect(t *testing.T) {
-	testutil.RequireDocker(t)
+func TestBrokeredSecretsEffect(t *testing.T) { brokeredSecrets(t, dockerBroker(t)) }
+
+func brokeredSecrets(t *testing.T, be brokerEnv) {
 	backend, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("no git on the host")
@@ -256,22 +255,20 @@ func TestBrokeredSecretsEffect(t *testing.T) {
 	pol := writeFile(t, filepath.Join(dir, "creds.yaml"), fmt.Sprintf(`version: 1
 extends: none
 commands: {default: allow}
-sandbox:
-  network: proxy
-  timeouts: {call: 300s}
+sandbox: {network: proxy, timeouts: {call: 300s}%[3]s}
 network:
   allow: ["127.0.0.1"]
-  upstream_ca: %s
+  upstream_ca: %[1]s
   rules:
     - {host: "127.0.0.1:%[2]s", paths: ["/api/admin/**"], action: deny}
     - {host: "127.0.0.1:%[2]s", methods: [DELETE], action: deny}
 secrets:
   TOKEN: {from: "env:CREDS_E2E_TOKEN", hosts: ["127.0.0.1:%[2]s"], headers: [Authorization, X-Token]}
-`, caFile, goodPort), 0o644)
+`, caFile, goodPort, be.sandbox), 0o644)
 	ws := t.TempDir()
 	writeFile(t, filepath.Join(ws, "probe.py"), fmt.Sprintf(credsProbe, value[:10], hex.EncodeToString(sum[:]), len(value), goodPort, otherPort), 0o644)
 	log := filepath.Join(dir, "audit.jsonl")
-	r := agentbox(t, []string{"CREDS_E2E_TOKEN=" + value}, "exec", "--workspace", ws, "--policy", pol, "--audit", log, "--",
+	r := be.run(t, []string{"CREDS_E2E_TOKEN=" + value}, "exec", "--workspace", ws, "--policy", pol, "--audit", log, "--",
 		"env -u NO_PROXY -u no_proxy python3 probe.py")
 	if r.code != 0 {
 		t.Fatalf("exec: %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -358,6 +355,7 @@ secrets:
 	}
 	// The workspace and the audit log: never the value; receipts, the
 	// alarm and the rule's deny are there, in a chain that verifies.
+	be.applyPending(t, r)
 	filepath.Walk(ws, func(p string, fi os.FileInfo, err error) error {
 		if err == nil && fi.Mode().IsRegular() {
 			if b, _ := os.ReadFile(p); strings.Contains(string(b), value) {

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -11,6 +12,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentbox/agentbox/internal/testutil"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // k8sBrokerProbe fetches two paths of the upstream over HTTPS through the
@@ -43,7 +49,10 @@ for p in ["/data", "/admin/keys"]:
 // read-only in the sandbox's container), python gets the upstream's answer over HTTPS, the upstream
 // receives the real secret in Authorization, a network.rules deny is
 // refused, and the value is nowhere the sandbox sees: output, the
-// workspace copy's files, the audit log.
+// workspace copy's files, the audit log. The audit log has the receipt of
+// /data (the secret, the hash of what was sent) and the secret_misuse
+// alarm of the denied request that carried the placeholder. With --pool
+// the session still starts cold and says why (its pod carries its CA).
 func TestK8sBrokerEffect(t *testing.T) {
 	ab := abCmd{fullEnv: k8sEnv(t)}
 	var rb [12]byte
@@ -80,10 +89,14 @@ secrets:
 	// host's, so unset it. The environment and answers land in the
 	// workspace copy too.
 	ab.fullEnv = append(ab.fullEnv, "K8S_BROKER_TOKEN="+value)
-	r := ab.run(t, "exec", "--workspace", ws, "--policy", pol, "--audit", log, "--",
+	// With a pool the session still starts cold: its CA is its own.
+	r := ab.run(t, "exec", "--pool", "1", "--workspace", ws, "--policy", pol, "--audit", log, "--",
 		"env -u NO_PROXY -u no_proxy python3 probe.py "+port+" > out.txt 2>&1; env > env.txt; cat out.txt")
 	if r.code != 0 || !strings.Contains(r.stderr, "kubernetes backend") {
 		t.Fatalf("exec on kubernetes: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "kubernetes: cold start: the session's CA") {
+		t.Errorf("a session with a CA did not say it starts cold:\n%s", r.stderr)
 	}
 	for _, want := range []string{"BUNDLE read-only /run/agentbox/ca-bundle.pem CA", "PEMVAR False", "GOT /data 200 upstream-answer", "GOT /admin/keys 403 "} {
 		if !strings.Contains(r.stdout, want) {
@@ -119,10 +132,48 @@ secrets:
 		}
 		return nil
 	})
-	if b, err := os.ReadFile(log); err != nil || len(b) == 0 || strings.Contains(string(b), value) {
-		t.Errorf("audit log (%v, %d bytes): missing or holds the secret's value", err, len(b))
+	recs := brokerAudit(t, log, value)
+	rc, alarms := receipts(recs, "TOKEN"), misuseAlarms(recs)
+	if len(rc) != 1 || rc[0].Path != "/data" || rc[0].Status != 200 || len(rc[0].BodySHA256) != 64 {
+		t.Errorf("want one receipt, of /data with the body's hash: %d %v", len(rc), rc)
+	}
+	if len(alarms) != 1 || alarms[0].Secret != "TOKEN" || alarms[0].Path != "/admin/keys" || !strings.Contains(alarms[0].Reason, "rules deny") {
+		t.Errorf("want one secret_misuse alarm, of /admin/keys: %d %v", len(alarms), alarms)
 	}
 	if v := ab.run(t, "audit", "verify", log); v.code != 0 {
 		t.Errorf("audit verify: %d %q %q", v.code, v.stdout, v.stderr)
 	}
+}
+
+// The broker effect tests of the Docker backend, on the test cluster: the
+// same upstreams on the host's loopback, reached through the host-side
+// proxy that the pod's forwarder carries each connection to over the
+// executor's channel, with the connection's processes named first (the
+// attribution `during` relies on).
+func TestK8sBrokeredSecretsEffect(t *testing.T) { brokeredSecrets(t, k8sBroker(t)) }
+
+func TestK8sBrokerNothingComesBackEffect(t *testing.T) { brokerNothingComesBack(t, k8sBroker(t)) }
+
+func TestK8sBrokerPathsTLSOnlyEffect(t *testing.T) { brokerPathsTLSOnly(t, k8sBroker(t)) }
+
+func TestK8sBrokerDuringProgramEffect(t *testing.T) { brokerDuringProgram(t, k8sBroker(t)) }
+
+// TestK8sBrokerDuringProgramGVisorEffect: the same under gVisor (the
+// cluster's RuntimeClass gvisor), whose /proc the executor reads to
+// attribute a connection (/proc/net/tcp, /proc/PID/fd) is its own kernel's.
+func TestK8sBrokerDuringProgramGVisorEffect(t *testing.T) {
+	be := k8sBroker(t)
+	cfg, err := clientcmd.BuildConfigFromFlags("", testutil.Kubeconfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.NodeV1().RuntimeClasses().Get(context.Background(), "gvisor", metav1.GetOptions{}); err != nil {
+		t.Skipf("no RuntimeClass gvisor on the test cluster (make k8s-up installs it where runsc exists): %v", err)
+	}
+	be.sandbox += ", runtime: gvisor"
+	brokerDuringProgram(t, be)
 }

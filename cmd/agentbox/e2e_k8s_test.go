@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -174,24 +173,7 @@ func ownedBy(pods map[string]string, pid int) string {
 func TestK8sGCOwnerKilled(t *testing.T) {
 	env := k8sEnv(t)
 	start := func() *exec.Cmd {
-		cmd := exec.Command(testutil.Binary(t), "exec", "--timeout", "10m", "--workspace", t.TempDir(), "--", "sleep 600")
-		cmd.Env = env
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			// An interrupted agentbox removes its own pod.
-			_ = cmd.Process.Signal(os.Interrupt)
-			done := make(chan struct{})
-			go func() { _ = cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(time.Minute):
-				_ = cmd.Process.Kill()
-				<-done
-			}
-		})
-		return cmd
+		return startInterruptible(t, env, "exec", "--timeout", "10m", "--workspace", t.TempDir(), "--", "sleep 600")
 	}
 	victim, live := start(), start()
 	var victimPod, livePod string
@@ -264,44 +246,13 @@ func TestK8sDoctor(t *testing.T) {
 func TestK8sMCP(t *testing.T) {
 	env := k8sEnv(t)
 	ws := t.TempDir()
-	in := strings.Join([]string{
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute_bash","arguments":{"command":"echo from-the-pod > f.txt && cat f.txt"}}}`,
-	}, "\n") + "\n"
-	cmd := exec.Command(testutil.Binary(t), "mcp", "--workspace", ws, "--audit", filepath.Join(t.TempDir(), "a.jsonl"))
-	cmd.Env = env
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := stdin.Write([]byte(in)); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	var answer string
-	for sc.Scan() {
-		if strings.Contains(sc.Text(), `"id":2`) {
-			answer = sc.Text()
-			break
-		}
-	}
-	_ = stdin.Close()
-	for sc.Scan() {
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("agentbox mcp: %v\n%s", err, stderr.String())
-	}
+	stderr, answer := mcpCall(t, env, "echo from-the-pod > f.txt && cat f.txt", "mcp", "--workspace", ws, "--audit", filepath.Join(t.TempDir(), "a.jsonl"))
 	if !strings.Contains(answer, "from-the-pod") {
 		t.Fatalf("tool answer %q", answer)
 	}
-	m := sessionRe.FindStringSubmatch(stderr.String())
+	m := sessionRe.FindStringSubmatch(stderr)
 	if m == nil {
-		t.Fatalf("no pending session: %s", stderr.String())
+		t.Fatalf("no pending session: %s", stderr)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "f.txt")); err == nil {
 		t.Fatal("the workspace changed before apply")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/testutil"
+	"github.com/agentbox/agentbox/internal/testutil/browser"
 	"github.com/chromedp/chromedp"
 )
 
@@ -30,7 +31,7 @@ import (
 //	AGENTBOX_SCREENSHOTS=$PWD/docs go test ./cmd/agentbox -run TestViewerRealSession
 func TestViewerRealSession(t *testing.T) {
 	testutil.RequireDocker(t)
-	ctx := testutil.Browser(t)
+	ctx := browser.Start(t)
 	dir, ws := t.TempDir(), filepath.Join(t.TempDir(), "proj")
 	writeFile(t, filepath.Join(ws, "README.md"), "# parser\n", 0o644)
 	writeFile(t, filepath.Join(ws, "parser", "quote.go"), "package parser\n", 0o644)
@@ -89,8 +90,8 @@ func TestViewerRealSession(t *testing.T) {
 	url := serveViewer(t, env, log, copied, "--checkpoint", cp, "--verify-key", vkey)
 
 	// The session's timeline, static.
-	testutil.Navigate(t, ctx, url+"?live=0#/f0/s/"+session)
-	testutil.Count(t, ctx, `#timeline .ev[data-event="changes"]`, 2)
+	browser.Navigate(t, ctx, url+"?live=0#/f0/s/"+session)
+	browser.Count(t, ctx, `#timeline .ev[data-event="changes"]`, 2)
 	if v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.readyState === "complete" && !document.getElementById("live").checked`)); err != nil || !v {
 		t.Fatalf("?live=0: the page is still loading or follows the log (%v)", err)
 	}
@@ -105,12 +106,12 @@ func TestViewerRealSession(t *testing.T) {
 		}
 	}
 	// The held filter shows the held hook only.
-	testutil.SetFilter(t, ctx, "f-kind", "held", "change")
-	testutil.Count(t, ctx, "#timeline .ev", 1)
-	if got := testutil.Text(t, ctx, "#timeline .ev"); !strings.Contains(got, ".git/hooks/pre-commit") || strings.Contains(got, "parser/quote.go ") {
+	browser.SetFilter(t, ctx, "f-kind", "held", "change")
+	browser.Count(t, ctx, "#timeline .ev", 1)
+	if got := browser.Text(t, ctx, "#timeline .ev"); !strings.Contains(got, ".git/hooks/pre-commit") || strings.Contains(got, "parser/quote.go ") {
 		t.Errorf("the held filter shows %q", got)
 	}
-	testutil.SetFilter(t, ctx, "f-kind", "", "change")
+	browser.SetFilter(t, ctx, "f-kind", "", "change")
 	// The push refused for want of a terminal is one row.
 	pushRows, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#timeline .ev")].map(e => e.textContent).filter(t => t.includes("git push origin main"))`))
 	if err != nil {
@@ -122,9 +123,9 @@ func TestViewerRealSession(t *testing.T) {
 	shoot(t, ctx, "audit-timeline.png", `window.scrollTo(0, [...document.querySelectorAll('#timeline .ev[data-event="changes"]')].pop().getBoundingClientRect().top + window.scrollY - 220)`)
 
 	// One statement per log on the verification page.
-	testutil.Navigate(t, ctx, url+"?live=0#/f0/verify")
-	testutil.Count(t, ctx, ".verdict-card .statement", 2)
-	good, bad := testutil.Text(t, ctx, `.verdict-card[data-file="0"] .statement`), testutil.Text(t, ctx, `.verdict-card[data-file="1"] .statement`)
+	browser.Navigate(t, ctx, url+"?live=0#/f0/verify")
+	browser.Count(t, ctx, ".verdict-card .statement", 2)
+	good, bad := browser.Text(t, ctx, `.verdict-card[data-file="0"] .statement`), browser.Text(t, ctx, `.verdict-card[data-file="1"] .statement`)
 	for _, s := range []string{"verified", "records is intact", "are exactly those of the checkpoint signed by audit.example", "not verified"} {
 		if !strings.Contains(good, s) {
 			t.Errorf("the intact log's statement lacks %q: %q", s, good)
@@ -138,8 +139,8 @@ func TestViewerRealSession(t *testing.T) {
 	}
 	shoot(t, ctx, "audit-verify.png", "")
 
-	testutil.Navigate(t, ctx, url+"?live=0#/f0/")
-	testutil.Count(t, ctx, "#sessions tbody tr.row", 2)
+	browser.Navigate(t, ctx, url+"?live=0#/f0/")
+	browser.Count(t, ctx, "#sessions tbody tr.row", 2)
 	shoot(t, ctx, "audit-sessions.png", "")
 }
 

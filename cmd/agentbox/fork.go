@@ -39,13 +39,18 @@ func forkCommand() *cli.Command {
 			if len(args) < 2 || dir == "" {
 				return usageError{errors.New("fork needs SESSION, CALL (the step number the run printed, [6/30] is 6, or a call id; see agentbox changes SESSION) and a new DIR (third argument, or --dir DIR before SESSION, then an optional TASK)")}
 			}
-			cp, st, err := loadEndedStage(args[0])
-			if err != nil {
-				return err
-			}
 			dst, err := filepath.Abs(dir)
 			if err != nil {
 				return exitWith(exitUsage, err)
+			}
+			// An existing DIR (".", "~", the user's) is refused first,
+			// whatever else is wrong, and nothing is done there.
+			if err := workspace.ForkDirFree(dst); err != nil {
+				return exitWith(exitUsage, err)
+			}
+			cp, st, err := loadEndedStage(args[0])
+			if err != nil {
+				return err
 			}
 			start, serr := sessionStart(c, cp.Session)
 			p, ppath, err := forkPolicy(c, cp.Session, start, serr)

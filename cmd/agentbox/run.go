@@ -121,7 +121,7 @@ func runCommand() *cli.Command {
 			if timeout <= 0 {
 				timeout = p.Sandbox.SessionTimeout
 			}
-			if caps.HostUser && cfg.User == "" && sandbox.IsRootUser(sandbox.DefaultUser(cfg.Workspace)) && !printer.Quiet {
+			if caps.User.Host() && cfg.User == "" && sandbox.IsRootUser(sandbox.DefaultUser(cfg.Workspace)) && !printer.Quiet {
 				printer.Notice("running as root on a workspace root owns: the sandbox runs as uid 0 too, with every capability dropped (set sandbox.user in the policy to change it)")
 			}
 			return withCappedRuntime(c, func(rt *cappedRuntime) error {
@@ -137,11 +137,8 @@ func runCommand() *cli.Command {
 				if err != nil {
 					return exitWith(errorExitCode(err), err)
 				}
-				if cp := s.Copy(); cp != nil && !c.Bool("quiet") {
-					fmt.Fprintln(c.App.ErrWriter, cp.Describe())
-				}
-				if l := s.Live(); l != nil && !c.Bool("quiet") {
-					fmt.Fprintln(c.App.ErrWriter, l.Describe())
+				if d := s.Workspace().Describe(); d != "" && !c.Bool("quiet") {
+					fmt.Fprintln(c.App.ErrWriter, d)
 				}
 				if !printer.Quiet {
 					header{session: s.ID(), workspace: cfg.Workspace, policy: p, network: cfg.Network, mode: s.Mode(), audit: auditPathOf(c), learn: s.Learn(), git: cfg.GitIdentity}.print(c.App.ErrWriter)

@@ -36,7 +36,7 @@ type row struct {
 func main() {
 	out := flag.String("o", "BENCHMARKS.md", "report file")
 	calls := flag.Int("calls", 300, "warm calls per measurement")
-	only := flag.String("only", "", "workspaces | pool: measure only the workspace-size rows, or the Kubernetes warm pool rows, and print them (BENCHMARKS.md is not written)")
+	only := flag.String("only", "", "workspaces | writes | pool: measure only the workspace-size rows, the write-heavy call rows (needs AGENTBOX_BIN), or the Kubernetes warm pool rows, and print them (BENCHMARKS.md is not written)")
 	builds := flag.Bool("image-builds", true, "measure a cold build of each toolchain image (minutes each, needs Debian's mirror)")
 	flag.IntVar(&poolCfg.size, "pool-size", 6, "Kubernetes warm pool: idle pods kept")
 	flag.Float64Var(&poolCfg.rate, "pool-rate", 10, "Kubernetes warm pool: Poisson claims per second")
@@ -49,6 +49,8 @@ func main() {
 	switch *only {
 	case "workspaces":
 		run = func(string, int, bool) error { return onlyWorkspaces() }
+	case "writes":
+		run = func(string, int, bool) error { return onlyWrites() }
 	case "pool":
 		run = func(string, int, bool) error { return onlyPool() }
 	}
@@ -172,6 +174,11 @@ func run(out string, calls int, builds bool) error {
 		return fmt.Errorf("workspaces: %w", err)
 	}
 	rows = append(rows, wsRows...)
+	wr, err := writeRows(ctx, exe)
+	if err != nil {
+		return fmt.Errorf("write-heavy call: %w", err)
+	}
+	rows = append(rows, wr...)
 	pr, err := poolRows(ctx, poolCfg, exe)
 	if err != nil {
 		// The rest of the report stands; the row says what failed.

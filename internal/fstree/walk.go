@@ -103,10 +103,22 @@ func (w *walker) miss(why string) {
 	w.mu.Unlock()
 }
 
+// unread records that rel could not be read, unless it is gone as what
+// the walk saw (by a process the sandbox kept): removed before its lstat
+// or open, or a directory removed after it was opened (ENOENT), or a
+// directory replaced by a non-directory before its open (ENOTDIR; ELOOP
+// for a link on some kernels). What is gone is not missed; fn sees what
+// is there now on the next walk.
+func (w *walker) unread(rel string, err error) {
+	if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) && !errors.Is(err, unix.ELOOP) {
+		w.miss(fmt.Sprintf("%s could not be read (%v)", rel, err))
+	}
+}
+
 func (w *walker) dir(fd int, rel string, depth int) {
 	names, err := readNames(fd, nil)
 	if err != nil {
-		w.miss(fmt.Sprintf("%s could not be read (%v)", rel, err))
+		w.unread(rel, err)
 		return
 	}
 	w.entries(fd, rel, depth, names)
@@ -133,9 +145,7 @@ func (w *walker) entries(fd int, rel string, depth int, names []string) {
 		st, err := Lstat(fd, name)
 		if err != nil {
 			w.n.Add(-1)
-			if !errors.Is(err, unix.ENOENT) {
-				w.miss(fmt.Sprintf("%s could not be read (%v)", child, err))
-			}
+			w.unread(child, err)
 			continue
 		}
 		e := Entry{Rel: child, Name: name, Dirfd: fd, Depth: depth + 1, Stamp: st}
@@ -148,9 +158,7 @@ func (w *walker) entries(fd int, rel string, depth int, names []string) {
 		}
 		cfd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
-			if !errors.Is(err, unix.ENOENT) {
-				w.miss(fmt.Sprintf("%s could not be read (%v)", child, err))
-			}
+			w.unread(child, err)
 			continue
 		}
 		if w.sem != nil {

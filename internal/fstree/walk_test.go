@@ -1,6 +1,7 @@
 package fstree
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -181,5 +182,74 @@ func TestChangedCountsCtime(t *testing.T) {
 	db, _ := Lstat(unix.AT_FDCWD, dir)
 	if Changed(da, db) {
 		t.Fatal("a directory changed with its entries")
+	}
+}
+
+// TestDirRemovedAfterOpenIsGone: a directory removed between its open and
+// its listing (a kept process in the sandbox, CI's TestSteerBackgroundRepoint)
+// is gone, like an entry gone before its lstat: the walk is not incomplete.
+func TestDirRemovedAfterOpenIsGone(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sd2")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.Open(sub, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := os.Remove(sub); err != nil {
+		t.Fatal(err)
+	}
+	w := &walker{fn: func(*Entry) bool { return true }}
+	w.dir(fd, "sd2", 1)
+	if w.incomplete != "" {
+		t.Fatalf("a removed directory made the walk incomplete: %s", w.incomplete)
+	}
+	if _, err := readNames(fd, nil); !errors.Is(err, unix.ENOENT) {
+		t.Fatalf("listing a removed directory: %v, want ENOENT (the case this test covers)", err)
+	}
+}
+
+// TestDirSwappedBeforeOpenIsGone: a directory the walk visited, replaced
+// by a file, a link or a FIFO before the walk opens it (a kept process in
+// the sandbox), is gone as a directory: the walk is not incomplete, and
+// nothing below the new entry is visited.
+func TestDirSwappedBeforeOpenIsGone(t *testing.T) {
+	for _, kind := range []string{"file", "link", "fifo"} {
+		root := t.TempDir()
+		d := filepath.Join(root, "d")
+		if err := os.MkdirAll(filepath.Join(d, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var below []string
+		res, err := Walk(root, Options{}, func(e *Entry) bool {
+			if strings.HasPrefix(e.Rel, "d/") {
+				below = append(below, e.Rel)
+			}
+			if e.Rel != "d" {
+				return true
+			}
+			if err := os.RemoveAll(d); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			switch kind {
+			case "file":
+				err = os.WriteFile(d, []byte("x"), 0o644)
+			case "link":
+				err = os.Symlink(".", d)
+			case "fifo":
+				err = unix.Mkfifo(d, 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return true
+		})
+		if err != nil || res.Incomplete != "" || len(below) != 0 {
+			t.Errorf("%s: err %v, incomplete %q, visited below %v; want a complete walk with nothing below d", kind, err, res.Incomplete, below)
+		}
 	}
 }

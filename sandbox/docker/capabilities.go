@@ -8,8 +8,8 @@ import "github.com/agentbox/agentbox/sandbox"
 // channel, and runs as the invoking user.
 func Caps() sandbox.Capabilities {
 	return sandbox.Capabilities{
-		Backend: "docker", HostMounts: true, FileMasks: true, OverlayStaging: true,
-		ProxySocket: true, ProxyChannel: true, HostUser: true,
+		Backend: "docker", Workspace: sandbox.WorkspaceOverlay, Files: sandbox.FilesMasked,
+		Proxy: sandbox.ProxyOverSocket, Runtime: sandbox.RuntimeOCI, User: sandbox.UserHost,
 	}
 }
 

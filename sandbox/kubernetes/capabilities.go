@@ -9,7 +9,8 @@ import "github.com/agentbox/agentbox/sandbox"
 // RuntimeClass, and the pod bounds the copy's writes itself.
 func Caps() sandbox.Capabilities {
 	return sandbox.Capabilities{
-		Backend: "kubernetes", ProxyChannel: true, RuntimeClasses: true, CopyOverChannel: true,
+		Backend: "kubernetes", Workspace: sandbox.WorkspaceChannel, Files: sandbox.FilesOnCopy,
+		Proxy: sandbox.ProxyOverChannel, Runtime: sandbox.RuntimeClasses, User: sandbox.UserBackend,
 		DiskBound: "bounded in the pod: the workspace emptyDir's sizeLimit and the executor's own count",
 	}
 }

@@ -51,6 +51,7 @@ type pool struct {
 	pod      *corev1.Pod // the generic pod
 	isolated bool
 	kick     chan struct{}
+	watched  *idleWatch // the idle pods of the key, when this process keeps a pool (nil: list)
 
 	mu      sync.Mutex
 	refused string // the cluster's last refusal of a pool pod ("" = none)
@@ -73,6 +74,7 @@ func (ps *pools) get(pod *corev1.Pod, isolated bool) *pool {
 	p := &pool{set: ps, key: key, pod: pod, isolated: isolated, kick: make(chan struct{}, 1)}
 	ps.byKey[key] = p
 	if ps.size > 0 {
+		p.watched = p.watchIdle(ps.ctx)
 		ps.wg.Add(1)
 		go func() {
 			defer ps.wg.Done()
@@ -87,10 +89,10 @@ func (p *pool) refill(ctx context.Context) {
 	for {
 		wait := refillEvery
 		if err := p.fill(ctx); err != nil && ctx.Err() == nil {
-			p.mu.Lock()
-			p.refused = oneLine(err.Error())
-			p.mu.Unlock()
-			wait = refusedBackoff
+			p.setRefused(oneLine(err.Error()))
+			if !errors.Is(err, errBudget) {
+				wait = refusedBackoff // the cluster refused: do not insist
+			}
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -145,20 +147,36 @@ func (p *pool) fill(ctx context.Context) error {
 		have++
 	}
 	if have >= p.set.size {
+		p.setRefused("")
 		return nil
 	}
-	if err := p.set.ensureOwner(ctx, p.isolated); err != nil {
-		return err
+	want := p.set.size - have
+	room, why := p.budgetRoom(ctx)
+	if room >= 0 && room < want {
+		want = room
 	}
-	for ; have < p.set.size; have++ {
+	if want > 0 {
+		if err := p.set.ensureOwner(ctx, p.isolated); err != nil {
+			return err
+		}
+	}
+	for range want {
 		if _, err := pods.Create(ctx, p.newPod(), metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("the cluster refused a pool pod: %w", err)
 		}
 	}
-	p.mu.Lock()
-	p.refused = ""
-	p.mu.Unlock()
+	if have+want < p.set.size {
+		return fmt.Errorf("%w: %s", errBudget, why)
+	}
+	p.setRefused("")
 	return nil
+}
+
+// setRefused records why the pool cannot keep its size ("" = it can).
+func (p *pool) setRefused(why string) {
+	p.mu.Lock()
+	p.refused = why
+	p.mu.Unlock()
 }
 
 // newPod is one idle pod of the pool: the generic pod, its own id as its

@@ -205,7 +205,10 @@ func TestPoolGVisorK8s(t *testing.T) {
 	keeper := poolRuntime(t, 1, nil)
 	ctx := context.Background()
 	if _, err := keeper.cs.NodeV1().RuntimeClasses().Get(ctx, "gvisor", metav1.GetOptions{}); err != nil {
-		t.Skipf("the cluster has no RuntimeClass gvisor (runsc not installed): %v", err)
+		if os.Getenv("AGENTBOX_REQUIRE_RUNSC") == "1" {
+			t.Fatalf("the cluster has no RuntimeClass gvisor and AGENTBOX_REQUIRE_RUNSC=1 (make k8s-up installs runsc): %v", err)
+		}
+		t.Skipf("the cluster has no RuntimeClass gvisor (runsc not installed; AGENTBOX_REQUIRE_RUNSC=1 fails instead): %v", err)
 	}
 	cfg := poolConfig(t)
 	cfg.Runtime = "runsc"

@@ -214,7 +214,7 @@ func TestPoolClaimOnFakeCluster(t *testing.T) {
 		return false, nil, nil
 	})
 	s := &session{rt: rt, id: sandbox.NewID(), cfg: cfg}
-	got, why, err := p.claim(ctx, s)
+	got, why, err := p.claim(ctx, s, noGuard)
 	if err != nil || got == nil {
 		t.Fatalf("claim: %v %q", err, why)
 	}
@@ -227,11 +227,41 @@ func TestPoolClaimOnFakeCluster(t *testing.T) {
 	// The pod lost to the conflict is still idle (the other process's in
 	// a real cluster); once it is taken too, the pool is empty.
 	s2 := &session{rt: rt, id: sandbox.NewID(), cfg: cfg}
-	if got2, _, err := p.claim(ctx, s2); err != nil || got2 == nil || got2.Name != lost {
+	if got2, _, err := p.claim(ctx, s2, noGuard); err != nil || got2 == nil || got2.Name != lost {
 		t.Fatalf("second claim: %v %v", got2, err)
 	}
-	if got3, why, err := p.claim(ctx, &session{rt: rt, id: sandbox.NewID(), cfg: cfg}); err != nil || got3 != nil || why != "pool empty" {
+	if got3, why, err := p.claim(ctx, &session{rt: rt, id: sandbox.NewID(), cfg: cfg}, noGuard); err != nil || got3 != nil || why != "pool empty" {
 		t.Fatalf("third claim: %v %q %v", got3, why, err)
+	}
+}
+
+// noGuard is a session whose NetworkPolicy exists already.
+func noGuard() error { return nil }
+
+// A claim waits for the session's own NetworkPolicy before any pod becomes
+// the session's: when the cluster refused that policy, no pod is claimed
+// and every pod is still idle.
+func TestPoolClaimWaitsForGuard(t *testing.T) {
+	cs := fake.NewClientset()
+	rt := New(cs, nil, Options{UsePool: true})
+	cfg := testConfig(t)
+	p := rt.pools.get(genericPod(cfg, 1234, 1234), true)
+	ctx := context.Background()
+	pod := p.newPod()
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &metav1.Time{Time: time.Now()},
+		Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+		ContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}
+	if _, err := cs.CoreV1().Pods("agentbox").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	refused := errors.New("creating the NetworkPolicy: forbidden")
+	got, _, err := p.claim(ctx, &session{rt: rt, id: sandbox.NewID(), cfg: cfg}, func() error { return refused })
+	if !errors.Is(err, refused) || got != nil {
+		t.Fatalf("claim with its policy refused: %v %v", got, err)
+	}
+	now, err := cs.CoreV1().Pods("agentbox").Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil || now.Labels[labelPoolState] != poolIdle {
+		t.Fatalf("pod after the refused claim: %v %v", now.Labels, err)
 	}
 }
 
@@ -253,7 +283,7 @@ func TestPoolRefusedFallsBackCold(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	got, why, err := p.claim(context.Background(), &session{rt: rt, id: sandbox.NewID(), cfg: cfg})
+	got, why, err := p.claim(context.Background(), &session{rt: rt, id: sandbox.NewID(), cfg: cfg}, noGuard)
 	if err != nil || got != nil || !strings.HasPrefix(why, "pool empty (") || !strings.Contains(why, "exceeded quota") || strings.Contains(why, "\n") {
 		t.Fatalf("claim: %v %q %v", got, why, err)
 	}

@@ -33,21 +33,39 @@ const claimTries = 8
 // reference become this process's, its deadline the session's): if anyone
 // changed the pod since (another process claimed it, the cluster evicted
 // or is deleting it), the update fails and the next pod is tried. Nil, no
-// error: start a cold pod (why says why).
-func (p *pool) claim(ctx context.Context, s *session) (pod *corev1.Pod, why string, err error) {
+// error: start a cold pod (why says why). guarded is waited for before the
+// first update: the session's own NetworkPolicy exists before any pod
+// becomes the session's.
+func (p *pool) claim(ctx context.Context, s *session, guarded func() error) (pod *corev1.Pod, why string, err error) {
 	pods := p.set.rt.cs.CoreV1().Pods(p.set.rt.opts.Namespace)
-	sel := labels.SelectorFromSet(labels.Set{labelPool: p.key, labelPoolState: poolIdle}).String()
-	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
-		return nil, "", fmt.Errorf("%w: listing the warm pool's pods: %w", sandbox.ErrUnavailable, err)
-	}
 	defer p.wake()
 	need := int64(0)
 	if s.cfg.SessionTimeout > 0 {
 		need = int64((s.cfg.SessionTimeout + deadlineMargin).Seconds())
 	}
+	if pod, err = p.claimFrom(ctx, s, p.watched.idle(), need, guarded); pod != nil || err != nil {
+		return pod, "", err
+	}
+	sel := labels.SelectorFromSet(labels.Set{labelPool: p.key, labelPoolState: poolIdle}).String()
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: listing the warm pool's pods: %w", sandbox.ErrUnavailable, err)
+	}
+	if pod, err = p.claimFrom(ctx, s, list.Items, need, guarded); pod != nil || err != nil {
+		return pod, "", err
+	}
+	why = "pool empty"
+	if r := p.refusal(); r != "" {
+		why += " (" + r + ")"
+	}
+	return nil, why, nil
+}
+
+// claimFrom tries to claim one of cands (shuffled: two processes rarely
+// race for the same pod); nil, nil when none could be claimed.
+func (p *pool) claimFrom(ctx context.Context, s *session, cands []corev1.Pod, need int64, guarded func() error) (*corev1.Pod, error) {
+	pods := p.set.rt.cs.CoreV1().Pods(p.set.rt.opts.Namespace)
 	now := time.Now()
-	cands := list.Items
 	rand.Shuffle(len(cands), func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
 	tries := 0
 	for i := range cands {
@@ -62,20 +80,19 @@ func (p *pool) claim(ctx context.Context, s *session) (pod *corev1.Pod, why stri
 		if tries++; tries > claimTries {
 			break
 		}
+		if err := guarded(); err != nil {
+			return nil, err
+		}
 		got, err := pods.Update(ctx, claimed(c, s, p.set, need, age), metav1.UpdateOptions{})
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			continue // another process got it, or it is gone
 		}
 		if err != nil {
-			return nil, "", fmt.Errorf("%w: claiming a warm pool pod: %w", sandbox.ErrUnavailable, err)
+			return nil, fmt.Errorf("%w: claiming a warm pool pod: %w", sandbox.ErrUnavailable, err)
 		}
-		return got, "", nil
+		return got, nil
 	}
-	why = "pool empty"
-	if r := p.refusal(); r != "" {
-		why += " (" + r + ")"
-	}
-	return nil, why, nil
+	return nil, nil
 }
 
 // claimed is the listed pod as the session's: the update that claims it.

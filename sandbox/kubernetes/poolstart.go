@@ -14,8 +14,9 @@ import (
 
 // newPod gives the session its pod: a warm one claimed from its pool
 // (Options.UsePool), else a cold one created for it. Warm pods run
-// already.
-func (r *Runtime) newPod(ctx context.Context, s *session, uid, gid int64) (pod *corev1.Pod, warm bool, err error) {
+// already. guarded returns once the session's own NetworkPolicy exists
+// (or why it does not): nothing becomes the session's before.
+func (r *Runtime) newPod(ctx context.Context, s *session, uid, gid int64, guarded func() error) (pod *corev1.Pod, warm bool, err error) {
 	if r.pools != nil {
 		why := ""
 		if len(s.cfg.TrustPEM) > 0 {
@@ -25,12 +26,12 @@ func (r *Runtime) newPod(ctx context.Context, s *session, uid, gid int64) (pod *
 			t0 := time.Now()
 			p := r.pools.get(genericPod(s.cfg, uid, gid), isolated(s.cfg.Network))
 			if p != nil {
-				pod, why, err = p.claim(ctx, s)
+				pod, why, err = p.claim(ctx, s, guarded)
 				if err != nil {
 					return nil, false, err
 				}
 				if pod != nil {
-					s.name = pod.Name
+					s.name, s.info.Start = pod.Name, sandbox.StartWarm
 					r.notice(fmt.Sprintf("kubernetes: %s (%s, claimed in %d ms)", StartWarm, pod.Name, time.Since(t0).Milliseconds()))
 					return pod, true, nil
 				}
@@ -40,6 +41,10 @@ func (r *Runtime) newPod(ctx context.Context, s *session, uid, gid int64) (pod *
 			why = "the runtime is closing"
 		}
 		r.notice("kubernetes: cold start: " + why)
+		s.info.Start = sandbox.StartCold
+	}
+	if err := guarded(); err != nil {
+		return nil, false, err
 	}
 	pod, err = r.cs.CoreV1().Pods(r.opts.Namespace).Create(ctx, podSpec(s.cfg, s.id, r.owner, r.host, uid, gid), metav1.CreateOptions{})
 	if err != nil {
@@ -58,7 +63,7 @@ func (r *Runtime) coldAfterWarm(ctx context.Context, s *session, uid, gid int64,
 	_ = s.kill(context.WithoutCancel(ctx))
 	s.resetChannel()
 	r.notice(fmt.Sprintf("kubernetes: cold start: the claimed pool pod %s failed (%s)", s.name, oneLine(cause.Error())))
-	s.name = podName(s.id)
+	s.name, s.info.Start = podName(s.id), sandbox.StartCold
 	pod, err := r.cs.CoreV1().Pods(r.opts.Namespace).Create(ctx, podSpec(s.cfg, s.id, r.owner, r.host, uid, gid), metav1.CreateOptions{})
 	if err != nil {
 		return nil, r.createError("the sandbox pod", err)

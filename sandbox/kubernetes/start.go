@@ -42,14 +42,31 @@ func (r *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 			_ = s.destroy(context.WithoutCancel(ctx))
 		}
 	}()
+	guarded := func() error { return nil }
 	if isolated(cfg.Network) {
-		// Before the pod: it never runs unguarded.
+		// Before the pod is the session's: it never runs unguarded. The
+		// policy is made while the pool is listed; the claim (or a cold
+		// pod's create) waits for it.
 		s.netpol = true
-		if _, err := r.cs.NetworkingV1().NetworkPolicies(r.opts.Namespace).Create(ctx, denyAllPolicy(id, cfg, r.owner, r.host), metav1.CreateOptions{}); err != nil {
-			return nil, r.createError("the NetworkPolicy", err)
+		done := make(chan error, 1)
+		go func() {
+			_, err := r.cs.NetworkingV1().NetworkPolicies(r.opts.Namespace).Create(ctx, denyAllPolicy(id, cfg, r.owner, r.host), metav1.CreateOptions{})
+			done <- err
+		}()
+		var once error
+		waited := false
+		guarded = func() error {
+			if !waited {
+				waited, once = true, <-done
+				if once != nil {
+					once = r.createError("the NetworkPolicy", once)
+				}
+			}
+			return once
 		}
+		defer func() { _ = guarded() }() // no goroutine outlives Start
 	}
-	pod, warm, err := r.newPod(ctx, s, uid, gid)
+	pod, warm, err := r.newPod(ctx, s, uid, gid, guarded)
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +119,8 @@ func (r *Runtime) createError(what string, err error) error {
 		return fmt.Errorf("%w: creating %s: namespace %q does not exist; create it (kubectl create namespace %s) or choose another namespace", sandbox.ErrUnavailable, what, r.opts.Namespace, r.opts.Namespace)
 	case strings.Contains(msg, "RuntimeClass"):
 		return fmt.Errorf("%w: creating %s: %v; install that RuntimeClass on the cluster, or set sandbox.runtime: \"\"", sandbox.ErrUnavailable, what, err)
+	case apierrors.IsForbidden(err) && strings.Contains(msg, "exceeded quota"):
+		return fmt.Errorf("%w: creating %s: the namespace's ResourceQuota has no room for another sandbox (%v); wait for sessions to end, or raise the quota of namespace %s", sandbox.ErrUnavailable, what, err, r.opts.Namespace)
 	case apierrors.IsForbidden(err):
 		return fmt.Errorf("%w: creating %s: the cluster refused it (%v); agentbox needs to create pods, pods/attach and networkpolicies in namespace %s", sandbox.ErrUnavailable, what, err, r.opts.Namespace)
 	case apierrors.IsAlreadyExists(err):

@@ -35,7 +35,7 @@ var (
 // Capabilities implements sandbox.Capable.
 func (f *FakeRuntime) Capabilities() sandbox.Capabilities {
 	if f.Caps.Backend == "" {
-		return sandbox.Capabilities{Backend: "fake", HostMounts: true, HostUser: true}
+		return sandbox.Capabilities{Backend: "fake", Workspace: sandbox.WorkspaceMount, User: sandbox.UserHost}
 	}
 	return f.Caps
 }

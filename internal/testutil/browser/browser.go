@@ -1,4 +1,7 @@
-package testutil
+// Package browser starts headless Chromium for tests that check pages as a
+// user sees them (the audit viewer). It is its own package so that only those
+// tests link chromedp: the rest of the unit tier compiles without it.
+package browser
 
 import (
 	"context"
@@ -11,11 +14,11 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// Browser starts a headless Chromium for the life of the test and returns
+// Start starts a headless Chromium for the life of the test and returns
 // a context of it with a deadline of a few minutes. Without chromium in
 // PATH the test is skipped (on CI, where .ci/run installs Debian's, it
 // fails).
-func Browser(t *testing.T) context.Context {
+func Start(t *testing.T) context.Context {
 	t.Helper()
 	path := ""
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
