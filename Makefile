@@ -52,7 +52,7 @@ image-k8s: image
 # The Kubernetes suites (contract, hardening, workspace round trip, gc, a
 # 10-task batch) run against the local cluster: as root, make test starts it
 # (make k8s-up: built once, about 13 minutes on 2 cores, then cached) and
-# requires it. Not root: they run only against the cluster KUBECONFIG names.
+# requires it (a start that fails is retried once from a clean state). Not root: they run only against the cluster KUBECONFIG names.
 # Before anything, test-deps installs (as root) and registers what the
 # suites need: runsc, podman, e2fsprogs, chromium, debootstrap, tmux.
 K8S_REQUIRED := $(shell [ "$$(id -u)" = 0 ] && echo 1 || echo 0)
@@ -62,7 +62,9 @@ K8S_REQUIRED := $(shell [ "$$(id -u)" = 0 ] && echo 1 || echo 0)
 # minutes longer and no test waits on another package's load.
 test: test-deps
 	@$(MAKE) --no-print-directory image-k8s images
-	@if [ "$(K8S_REQUIRED)" = 1 ]; then K8S_IMAGES='$(K8S_IMAGES)' bash k8s/up.sh; \
+	@if [ "$(K8S_REQUIRED)" = 1 ]; then K8S_IMAGES='$(K8S_IMAGES)' bash k8s/up.sh || \
+	  { echo "== the cluster did not start; clearing its state and starting it once more"; \
+	    bash k8s/down.sh && K8S_IMAGES='$(K8S_IMAGES)' bash k8s/up.sh; }; \
 	else echo "== not root: the Kubernetes suites run only against the cluster KUBECONFIG names (make k8s-up needs root)"; fi
 	AGENTBOX_REQUIRE_DOCKER=1 AGENTBOX_REQUIRE_RUNSC=1 AGENTBOX_ENGINE_DEATH_TEST=1 AGENTBOX_REQUIRE_K8S=$(K8S_REQUIRED) AGENTBOX_BIN=$(BIN) $(GO) test -p 1 -count=1 -timeout 60m ./...
 	@left=$$(docker ps -aq --filter label=agentbox.session 2>/dev/null | wc -l); \

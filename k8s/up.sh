@@ -23,6 +23,8 @@ fail() {
     echo "---- last 30 lines of $K8S_LOGS/$c.log"
     tail -n 30 "$K8S_LOGS/$c.log"
     echo "----"
+  else
+    k8s_log "$K8S_LOGS/$c.log is empty; pid file: $(cat "$K8S_RUN/$c.pid" 2>/dev/null || echo none)"
   fi
   case $c in
   containerd) k8s_log "hint: is /usr/bin/containerd >= 1.6 and $K8S_RUN free? \`make k8s-down\` then retry" ;;
@@ -42,7 +44,17 @@ start() {
   k8s_pid "$name" >/dev/null && return 0
   k8s_log "starting $name"
   setsid "$@" >>"$K8S_LOGS/$name.log" 2>&1 </dev/null &
-  echo $! >"$K8S_RUN/$name.pid"
+  local pid=$!
+  echo "$pid" >"$K8S_RUN/$name.pid"
+  # Until the forked shell has exec'd the component, its command line is
+  # still this script's, and k8s_pid (which checks the name, against a
+  # reused pid) would call it exited: on a loaded host that window failed
+  # a CI run ("kubelet: exited", empty log). Wait for the exec, or its end.
+  for _ in $(seq 1 100); do
+    k8s_pid "$name" >/dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
 }
 
 # wait_for NAME SECONDS CMD...: polls CMD until it succeeds; fails early if
