@@ -170,6 +170,12 @@ func TestListDirBecameFileDuringWalk(t *testing.T) {
 // walk read it and before it is visited (where a kept process can swap
 // it); the listing must be complete.
 func listWithHook(t *testing.T, s *Stage, hook func(e *fstree.Entry)) []StagedChange {
+	return listWithHooks(t, s, hook, nil)
+}
+
+// listWithHooks is listWithHook with after run between the walk and the
+// decisions (the link check reads the staging layer then).
+func listWithHooks(t *testing.T, s *Stage, hook func(e *fstree.Entry), after func()) []StagedChange {
 	s.dirs = map[string]fstree.Stamp{}
 	l, err := s.newLister(false)
 	if err != nil {
@@ -188,6 +194,9 @@ func listWithHook(t *testing.T, s *Stage, hook func(e *fstree.Entry)) []StagedCh
 	}
 	if err := l.expandDeletions(); err != nil {
 		t.Fatal(err)
+	}
+	if after != nil {
+		after()
 	}
 	l.decideAll()
 	return l.out

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"fmt"
 	"path"
 	"strconv"
 	"strings"
@@ -60,6 +61,15 @@ func (l *lister) lookup(dir viewDir, name string) (st fstree.Stamp, target strin
 	if dir.upper && !(listed && l.out[i].Held != "") { // held: the workspace keeps its own entry
 		st, err = l.up.Stat(rel)
 		switch {
+		case err == nil && listed && l.out[i].upper.Mode != 0 && fstree.Changed(l.out[i].upper, st):
+			// Replaced since it was listed (a process the sandbox kept):
+			// what is promoted is not what is read now.
+			return st, "", child, false, fmt.Errorf("%s changed since it was listed", rel)
+		case err == nil && !listed && !l.showsUnlisted(rel, st, dir):
+			// Not listed, so not promoted: the host keeps its own entry
+			// there (below, from the workspace). The walk misses what a
+			// kept process swaps in behind it; reading that live would
+			// judge a view the host never has.
 		case err == nil && st.Whiteout():
 			return st, "", child, false, nil
 		case err == nil:
@@ -100,6 +110,20 @@ func (l *lister) lookup(dir viewDir, name string) (st fstree.Stamp, target strin
 		}
 	}
 	return st, target, child, true, nil
+}
+
+// showsUnlisted reports whether the staged entry st at rel, which the
+// listing did not list, is part of the view: a directory over the
+// workspace's own (its listed entries are promoted into it), or an entry
+// decided and kept (for a copy's apply) and untouched since. Any other
+// unlisted entry is the workspace's after promotion: the same as the
+// staged one, promoted before, or one the walk did not see.
+func (l *lister) showsUnlisted(rel string, st fstree.Stamp, dir viewDir) bool {
+	if st.IsDir() && dir.lower && l.lowerIsDir(rel) {
+		return true
+	}
+	k, ok := l.s.st.Kept[rel]
+	return ok && !fstree.Changed(k.Upper, st)
 }
 
 func (l *lister) upperOpaque(rel string) bool {

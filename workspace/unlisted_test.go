@@ -1,0 +1,141 @@
+package workspace
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentbox/agentbox/internal/fstree"
+)
+
+// A staged directory swapped out before the walk opened it and back
+// before the link check (found in review): the walk lists nothing below
+// it, so the staged D/x (a directory over the user's own link D/x ->
+// outside) is not promoted, and q -> D/x/secret resolves, on the host,
+// through that link out. The link check judges the host's view (the
+// workspace's D/x, not the unlisted staged one) and holds q. Without the
+// swap D/x is promoted and q stays inside.
+func TestUnlistedStagedEntryIsNotTheView(t *testing.T) {
+	for _, race := range []bool{false, true} {
+		outside := t.TempDir()
+		lower, upper, state := stageDirs(t, map[string]string{"D/keep.txt": "k"})
+		if err := os.Symlink(outside, filepath.Join(lower, "D", "x")); err != nil { // the user's own link out
+			t.Fatal(err)
+		}
+		tickClock(t, filepath.Dir(lower)) // the link is older than the session
+		s, err := OpenStage(upper, lower, state, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(upper, "D", "x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(upper, "D"), fileMode(t, filepath.Join(lower, "D"))); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("D/x/secret", filepath.Join(upper, "q")); err != nil {
+			t.Fatal(err)
+		}
+		aside := filepath.Join(t.TempDir(), "D")
+		hook := func(e *fstree.Entry) {
+			if !race || e.Rel != "D" {
+				return
+			}
+			// The kept process: D out, a file in its place, so the
+			// walk's open of D finds no directory.
+			if err := os.Rename(filepath.Join(upper, "D"), aside); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(upper, "D"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		after := func() {
+			if !race {
+				return
+			}
+			if err := os.Remove(filepath.Join(upper, "D")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(aside, filepath.Join(upper, "D")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out := listWithHooks(t, s, hook, after)
+		var q *StagedChange
+		for i := range out {
+			if out[i].Path == "q" {
+				q = &out[i]
+			}
+			if race && out[i].Path == "D/x" {
+				t.Errorf("race: D/x listed (%s); the walk never read D", out[i].Change)
+			}
+		}
+		switch {
+		case q == nil:
+			t.Fatalf("race=%v: q not listed: %+v", race, out)
+		case race && q.Held == "":
+			t.Errorf("race: q -> D/x/secret promoted; on the host it resolves through the workspace's D/x -> %s", outside)
+		case !race && q.Held != "":
+			t.Errorf("no race: q held (%s); D/x is promoted as a directory, so q stays inside", q.Held)
+		}
+	}
+}
+
+func fileMode(t *testing.T, p string) os.FileMode {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode().Perm()
+}
+
+// A listed link replaced after the walk (a kept process): what is
+// promoted is not what the link check would read, so a link resolving
+// through it is held; untouched, it is judged by the listed target.
+func TestListedEntryChangedSinceHoldsLinksThrough(t *testing.T) {
+	for _, race := range []bool{false, true} {
+		outside := t.TempDir()
+		lower, upper, state := stageDirs(t, map[string]string{"sub/keep.txt": "k"})
+		if err := os.Symlink(outside, filepath.Join(lower, "X")); err != nil { // the user's own link out
+			t.Fatal(err)
+		}
+		tickClock(t, filepath.Dir(lower))
+		s, err := OpenStage(upper, lower, state, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, target := range map[string]string{"X": "sub", "q": "X/secret"} {
+			if err := os.Symlink(target, filepath.Join(upper, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		after := func() {
+			if !race {
+				return
+			}
+			x := filepath.Join(upper, "X")
+			if err := os.Remove(x); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("sub", x); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out := listWithHooks(t, s, nil, after)
+		held := map[string]string{}
+		for _, c := range out {
+			held[c.Path] = c.Held
+		}
+		if _, ok := held["q"]; !ok {
+			t.Fatalf("race=%v: q not listed: %+v", race, out)
+		}
+		if race && held["q"] == "" {
+			t.Errorf("race: q -> X/secret promoted through an X replaced since it was listed")
+		}
+		if !race && (held["q"] != "" || held["X"] != "") {
+			t.Errorf("no race: X held %q, q held %q; both stay inside", held["X"], held["q"])
+		}
+	}
+}
