@@ -235,7 +235,11 @@ func (l *lister) visit(e *fstree.Entry) bool {
 		l.fail(fmt.Errorf("reading the workspace at %s: %w", e.Rel, lerr))
 		return false
 	}
-	if p, ok := l.s.st.Promoted[e.Rel]; ok && e.IsDir() && inLower && low.IsDir() && p.Upper.MTime != e.MTime && opaque(e.Dirfd, e.Name) {
+	// A promoted opaque directory whose entries may have changed: its mtime
+	// or, as the sandbox can set the mtime back (utimensat) but never the
+	// ctime, its ctime moved.
+	if p, ok := l.s.st.Promoted[e.Rel]; ok && e.IsDir() && inLower && low.IsDir() &&
+		(p.Upper.MTime != e.MTime || p.Upper.CTime != e.CTime) && opaque(e.Dirfd, e.Name) {
 		if err := l.opaqueDeletions(e); err != nil {
 			l.fail(err)
 			return false

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentbox/agentbox/internal/fstree"
+	"golang.org/x/sys/unix"
 )
 
 // A staged directory swapped out before the walk opened it and back
@@ -138,4 +139,46 @@ func TestListedEntryChangedSinceHoldsLinksThrough(t *testing.T) {
 			t.Errorf("no race: X held %q, q held %q; both stay inside", held["X"], held["q"])
 		}
 	}
+}
+
+// A deletion in a promoted new directory (opaque: it leaves no whiteout)
+// whose mtime the sandbox set back to the recorded one (utimensat): the
+// directory's ctime, which no call can set, still shows the change, and
+// the deletion is listed.
+func TestOpaqueDeletionSeenWithMTimeReset(t *testing.T) {
+	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k"})
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, upper, "N/a", "a")
+	put(t, upper, "N/b", "b")
+	mustPromote(t, s, "call-1")
+	if _, err := os.Stat(filepath.Join(lower, "N", "a")); err != nil {
+		t.Fatalf("N/a not promoted: %v", err)
+	}
+	if _, err := unix.Lgetxattr(filepath.Join(upper, "N"), "user.overlay.opaque", make([]byte, 8)); err != nil {
+		t.Skipf("the promoted directory is not marked opaque here (%v): nothing to test", err)
+	}
+	n := filepath.Join(upper, "N")
+	before, err := os.Lstat(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(n, "a")); err != nil { // the sandbox's deletion: no whiteout
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(n, before.ModTime(), before.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	changes, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range changes {
+		if c.Path == "N/a" && c.Change == "deleted" {
+			return
+		}
+	}
+	t.Errorf("N/a deleted in the sandbox with N's mtime set back: not listed (%+v); the workspace keeps it", changes)
 }
