@@ -94,8 +94,9 @@ func (r *Runtime) notice(line string) {
 }
 
 // Warm starts the warm pool for sessions shaped like cfg now, before the
-// first of them asks (the CLI calls it once the policy is known); a no-op
-// without Options.Pool.
+// first of them asks; a no-op without Options.Pool. The CLI does not call
+// it (a session's first Start fills its pool: run and exec start one at
+// once); make bench's pool measurement does, to begin from a full pool.
 func (r *Runtime) Warm(ctx context.Context, cfg sandbox.Config) {
 	if r.pools == nil || r.pools.size == 0 || len(cfg.TrustPEM) > 0 {
 		return
