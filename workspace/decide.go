@@ -36,8 +36,9 @@ func (l *lister) decideAll() {
 			if c.Held != "" || c.Type != TypeSymlink || c.Change == "deleted" {
 				continue
 			}
-			why := l.linkHazard(c.Path, c.target)
+			why, through := l.linkResolve(c.Path, c.target)
 			if why == "" {
+				c.through = through
 				continue
 			}
 			c.Held, c.Why = HazardSymlink, why

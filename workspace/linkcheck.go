@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"errors"
-	"fmt"
 	"path"
 	"strconv"
 	"strings"
@@ -51,49 +50,76 @@ type viewDir struct {
 
 // lookup finds name in dir of the view: its stamp, a link's target and,
 // for a directory, the view of it. found is false when nothing is there.
+//
+// The view is what promotion leaves on the host: a listed change that is
+// not held as it was listed (the promoter writes the listed type and the
+// listed link target, never a later read), everything else the
+// workspace's own entry, except a staged directory over a workspace
+// directory (its listed entries are promoted into it) and an entry kept
+// for a copy's apply. The staging layer is not read for what it holds
+// now: a process the sandbox kept changes it behind the walk, and that
+// is never what the host gets. A real copy's tree (Stage.tree) is the
+// whole view.
 func (l *lister) lookup(dir viewDir, name string) (st fstree.Stamp, target string, child viewDir, found bool, err error) {
 	rel := name
 	if dir.rel != "" {
 		rel = dir.rel + "/" + name
 	}
+	if l.s.tree {
+		return l.lookupTree(dir, rel)
+	}
 	child = viewDir{rel: rel}
-	i, listed := l.index[rel]
-	if dir.upper && !(listed && l.out[i].Held != "") { // held: the workspace keeps its own entry
+	if i, listed := l.index[rel]; listed && dir.upper {
+		c := &l.out[i]
+		switch {
+		case c.Held != "": // the workspace keeps its own entry
+		case c.Change == "deleted":
+			return st, "", child, false, nil
+		default:
+			if c.upper.IsDir() {
+				child.upper, child.lower = true, l.lowerIsDir(rel)
+			}
+			return c.upper, c.target, child, true, nil
+		}
+	} else if dir.upper {
 		st, err = l.up.Stat(rel)
 		switch {
-		case err == nil && listed && l.out[i].upper.Mode != 0 && fstree.Changed(l.out[i].upper, st):
-			// Replaced since it was listed (a process the sandbox kept):
-			// what is promoted is not what is read now.
-			return st, "", child, false, fmt.Errorf("%s changed since it was listed", rel)
-		case err == nil && !listed && !l.showsUnlisted(rel, st, dir):
-			// Not listed, so not promoted: the host keeps its own entry
-			// there (below, from the workspace). The walk misses what a
-			// kept process swaps in behind it; reading that live would
-			// judge a view the host never has.
-		case err == nil && st.Whiteout():
-			return st, "", child, false, nil
-		case err == nil:
+		case err == nil && st.IsDir() && l.lowerIsDir(rel):
+			// Copied up for what is below it: both show.
+			child.upper, child.lower = true, true
+			return st, "", child, true, nil
+		case err == nil && l.keptAs(rel, st):
+			if st.Whiteout() {
+				return st, "", child, false, nil
+			}
 			if st.IsDir() {
-				child.upper = true
-				if dir.lower {
-					child.lower = !l.upperOpaque(rel) && l.lowerIsDir(rel)
-				}
+				child.upper, child.lower = true, l.lowerIsDir(rel)
 			}
 			if st.IsSymlink() {
-				if listed {
-					target = l.out[i].target
-				} else if target, err = l.up.Readlink(rel); err != nil {
+				if target, err = l.up.Readlink(rel); err != nil {
 					return st, "", child, false, err
 				}
 			}
 			return st, target, child, true, nil
-		case !errors.Is(err, unix.ENOENT):
-			return st, "", child, false, err
 		}
+		err = nil // unlisted: promotion leaves the workspace's entry
 	}
 	if !dir.lower {
 		return st, "", child, false, nil
 	}
+	return l.lookupLower(rel)
+}
+
+// keptAs reports an entry decided and kept (a copy's checkpoint, for its
+// apply) that is still the one kept.
+func (l *lister) keptAs(rel string, st fstree.Stamp) bool {
+	k, ok := l.s.st.Kept[rel]
+	return ok && !fstree.Changed(k.Upper, st)
+}
+
+// lookupLower is the workspace's entry at rel.
+func (l *lister) lookupLower(rel string) (st fstree.Stamp, target string, child viewDir, found bool, err error) {
+	child = viewDir{rel: rel}
 	st, err = l.low.Stat(rel)
 	if errors.Is(err, unix.ENOENT) {
 		return st, "", child, false, nil
@@ -112,27 +138,34 @@ func (l *lister) lookup(dir viewDir, name string) (st fstree.Stamp, target strin
 	return st, target, child, true, nil
 }
 
-// showsUnlisted reports whether the staged entry st at rel, which the
-// listing did not list, is part of the view: a directory over the
-// workspace's own (its listed entries are promoted into it), or an entry
-// decided and kept (for a copy's apply) and untouched since. Any other
-// unlisted entry is the workspace's after promotion: the same as the
-// staged one, promoted before, or one the walk did not see.
-func (l *lister) showsUnlisted(rel string, st fstree.Stamp, dir viewDir) bool {
-	if st.IsDir() && dir.lower && l.lowerIsDir(rel) {
-		return true
+// lookupTree is lookup in a real copy's tree: the tree is the view
+// (its unlisted entries are the workspace's, copied).
+func (l *lister) lookupTree(dir viewDir, rel string) (st fstree.Stamp, target string, child viewDir, found bool, err error) {
+	child = viewDir{rel: rel}
+	i, listed := l.index[rel]
+	if dir.upper && !(listed && l.out[i].Held != "") { // held: the workspace keeps its own entry
+		st, err = l.up.Stat(rel)
+		switch {
+		case err == nil && st.Whiteout():
+			return st, "", child, false, nil
+		case err == nil:
+			child.upper = st.IsDir()
+			if st.IsSymlink() {
+				if listed {
+					target = l.out[i].target
+				} else if target, err = l.up.Readlink(rel); err != nil {
+					return st, "", child, false, err
+				}
+			}
+			return st, target, child, true, nil
+		case !errors.Is(err, unix.ENOENT):
+			return st, "", child, false, err
+		}
 	}
-	k, ok := l.s.st.Kept[rel]
-	return ok && !fstree.Changed(k.Upper, st)
-}
-
-func (l *lister) upperOpaque(rel string) bool {
-	pfd, name, err := l.up.Parent(rel)
-	if err != nil {
-		return true // conservatively: the workspace's entries do not show
+	if !dir.lower {
+		return st, "", child, false, nil
 	}
-	defer unix.Close(pfd)
-	return opaque(pfd, name)
+	return l.lookupLower(rel)
 }
 
 func (l *lister) lowerIsDir(rel string) bool {
@@ -145,12 +178,20 @@ func (l *lister) lowerIsDir(rel string) bool {
 // maxLinkHops), each must pass linkText from the directory it sits in.
 // "" when it stays inside; otherwise why it is held, with the fix.
 func (l *lister) linkHazard(rel, target string) string {
+	why, _ := l.linkResolve(rel, target)
+	return why
+}
+
+// linkResolve is linkHazard that also returns, for a link that stays
+// inside, every path its resolution went through: the promoter holds it
+// when one of them is not promoted as listed after all.
+func (l *lister) linkResolve(rel, target string) (why string, through []string) {
 	stack := []viewDir{{upper: true, lower: !l.s.tree}}
 	if d := path.Dir(rel); d != "." {
 		for _, name := range strings.Split(d, "/") {
 			st, _, child, found, err := l.lookup(stack[len(stack)-1], name)
 			if err != nil || !found || !st.IsDir() {
-				return "a symlink below " + strconv.Quote(d) + ", which is not a directory in the workspace, is never promoted"
+				return "a symlink below " + strconv.Quote(d) + ", which is not a directory in the workspace, is never promoted", nil
 			}
 			stack = append(stack, child)
 		}
@@ -167,32 +208,33 @@ func (l *lister) linkHazard(rel, target string) string {
 		return true
 	}
 	if !climb(target) {
-		return symlinkWhy(target)
+		return symlinkWhy(target), nil
 	}
 	for hops := 0; len(queue) > 0; {
 		name := queue[0]
 		queue = queue[1:]
 		st, t, child, found, err := l.lookup(stack[len(stack)-1], name)
+		through = append(through, child.rel)
 		switch {
 		case err != nil:
-			return "a symlink whose target could not be followed in the workspace (" + err.Error() + ") is never promoted"
+			return "a symlink whose target could not be followed in the workspace (" + err.Error() + ") is never promoted", nil
 		case !found:
-			return "" // nothing there: the name resolves inside, to nothing
+			return "", through // nothing there: the name resolves inside, to nothing
 		case st.IsDir():
 			stack = append(stack, child)
 		case st.IsSymlink():
 			hops++
 			via = child.rel
 			if hops > maxLinkHops {
-				return "a symlink that resolves through more than 40 links is never promoted; point it at its destination directly"
+				return "a symlink that resolves through more than 40 links is never promoted; point it at its destination directly", nil
 			}
 			if !climb(t) {
 				return "a symlink that resolves outside the workspace through the link " + strconv.Quote(via) + " (to " +
-					strconv.Quote(t) + ") is never promoted; point it at a path inside the workspace without going through that link"
+					strconv.Quote(t) + ") is never promoted; point it at a path inside the workspace without going through that link", nil
 			}
 		default:
-			return "" // a file: a name after it does not resolve
+			return "", through // a file: a name after it does not resolve
 		}
 	}
-	return ""
+	return "", through
 }

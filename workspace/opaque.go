@@ -25,18 +25,36 @@ import (
 // it is set through a descriptor of the upper directory, never through a
 // path the sandbox could redirect. A mark that cannot be set leaves the
 // old behaviour. up is the upper directory.
-func markOpaque(up *fstree.Root, rel string) {
+//
+// It returns the directory's stamp after the mark when nothing but the
+// mark changed it since listed (its ctime moved with the xattr): recorded,
+// that stamp does not send the next listing through opaqueDeletions for
+// a change that is the host's own.
+func markOpaque(up *fstree.Root, rel string, listed fstree.Stamp) (after fstree.Stamp, same bool) {
 	fd, err := up.ReadDirFd(rel)
 	if err != nil {
-		return
+		return after, false
 	}
 	defer unix.Close(fd)
-	_ = unix.Fsetxattr(fd, "user.overlay.opaque", []byte("y"), 0)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return after, false
+	}
+	same = fstree.StampOf(&st) == listed
+	if unix.Fsetxattr(fd, "user.overlay.opaque", []byte("y"), 0) != nil || !same {
+		return after, false
+	}
+	if unix.Fstat(fd, &st) != nil {
+		return after, false
+	}
+	after = fstree.StampOf(&st)
+	return after, after.Ino == listed.Ino && after.MTime == listed.MTime
 }
 
 // opaqueDeletions lists, for a promoted opaque directory whose entries
-// changed since, the workspace entries it no longer has as deleted (a
-// deleted directory's entries follow in expandDeletions). Cost: one
+// changed since, the entries promotion put in the workspace that it no
+// longer has as deleted (a deleted directory's entries follow in
+// expandDeletions). Cost: one
 // directory of the workspace; deeper directories are compared when
 // their own entries change.
 func (l *lister) opaqueDeletions(e *fstree.Entry) error {
@@ -65,7 +83,15 @@ func (l *lister) opaqueDeletions(e *fstree.Entry) error {
 		if err != nil {
 			continue
 		}
-		out = append(out, StagedChange{Path: e.Rel + "/" + name, Change: "deleted", Type: typeOf(low), Bytes: low.Size, gone: low.IsDir()})
+		// Only what promotion put there, as it put it, can be the
+		// sandbox's deletion: an entry the user made or changed on the
+		// host since is one the sandbox never saw (the directory is
+		// opaque to it), and stays.
+		rel := e.Rel + "/" + name
+		if pr, ok := l.s.st.Promoted[rel]; !ok || fstree.Changed(pr.Lower, low) {
+			continue
+		}
+		out = append(out, StagedChange{Path: rel, Change: "deleted", Type: typeOf(low), Bytes: low.Size, gone: low.IsDir()})
 	}
 	l.add(out...)
 	l.mu.Lock()

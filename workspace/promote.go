@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,7 +81,10 @@ func (s *Stage) Promote(callID string) (*Checkpoint, error) {
 		}
 		return ca.Path < cb.Path
 	})
-	var removes, writes, rest []int
+	// Links go last: each was judged by where it resolves once the rest
+	// is promoted, and is held when an entry on its way was not (it
+	// changed under a kept process and failed).
+	var removes, writes, rest, links []int
 	for _, i := range order {
 		c := &changes[i]
 		switch {
@@ -89,26 +93,16 @@ func (s *Stage) Promote(callID string) (*Checkpoint, error) {
 			removes = append(removes, i)
 		case (c.Change == "added" || c.Change == "modified") && c.Type == TypeFile:
 			writes = append(writes, i)
+		case (c.Change == "added" || c.Change == "modified") && c.Type == TypeSymlink:
+			links = append(links, i)
 		default:
 			rest = append(rest, i)
 		}
 	}
 	p.perDir(removes, (*dirWork).remove)
-	for _, i := range rest {
-		c := &changes[i]
-		if d := heldIn(c.Path, p.failed); d != "" {
-			c.Held, c.Why = HazardParent, d+" is held"
-			continue
-		}
-		if p.full.Load() {
-			c.Held, c.Why = HazardDiskFull, diskFullWhy
-			continue
-		}
-		if err := p.one(c); err != nil {
-			p.fail(c, err)
-		}
-	}
+	p.each(changes, rest)
 	p.perDir(writes, (*dirWork).write)
+	p.each(changes, links)
 	p.merge()
 	if err := p.hold(); err != nil {
 		return nil, err
@@ -168,6 +162,46 @@ func (p *promoter) fail(c *StagedChange, err error) {
 	}
 }
 
+// each promotes the changes at idx one by one, in order: one below a
+// failed entry, or a link resolving through one, is held instead.
+func (p *promoter) each(changes []StagedChange, idx []int) {
+	for _, i := range idx {
+		c := &changes[i]
+		if d := heldIn(c.Path, p.failed); d != "" {
+			c.Held, c.Why = HazardParent, d+" is held"
+			continue
+		}
+		if d := p.failedOnTheWay(c.through); d != "" {
+			c.Held, c.Why = HazardSymlink, "a symlink that resolves through "+strconv.Quote(d)+", which could not be promoted, is never promoted"
+			p.mu.Lock()
+			p.failed[c.Path] = true
+			p.mu.Unlock()
+			continue
+		}
+		if p.full.Load() {
+			c.Held, c.Why = HazardDiskFull, diskFullWhy
+			continue
+		}
+		if err := p.one(c); err != nil {
+			p.fail(c, err)
+		}
+	}
+}
+
+// failedOnTheWay is the first of through that failed to be promoted, or
+// is below one that did ("" when none).
+func (p *promoter) failedOnTheWay(through []string) string {
+	for _, t := range through {
+		if p.failed[t] {
+			return t
+		}
+		if d := heldIn(t, p.failed); d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
 // heldIn is the path of held at or above rel's parent ("" when none).
 func heldIn(rel string, held map[string]bool) string {
 	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
@@ -224,7 +258,9 @@ func (p *promoter) one(c *StagedChange) error {
 			return err
 		}
 		if c.Change == "added" {
-			markOpaque(p.up, rel)
+			if after, same := markOpaque(p.up, rel, c.upper); same {
+				c.upper = after // what was listed, marked
+			}
 		}
 		return p.record(c)
 	case TypeSymlink:
@@ -268,10 +304,9 @@ func (p *promoter) record(c *StagedChange) error {
 	// its place since (a kept process) differs from it and is listed
 	// again, and a directory's mtime stays the one its entries were
 	// listed at (an entry removed since is a deletion the next listing
-	// finds).
-	if _, err := p.up.Stat(c.Path); err != nil {
-		return nil // gone from the upper directory: nothing to remember
-	}
+	// finds). Recorded even when gone from the upper directory since: it
+	// is what promotion put in the workspace (a deletion in an opaque
+	// directory is listed only for such an entry).
 	p.s.st.Promoted[c.Path] = promotedEntry{Upper: c.upper, Lower: cur}
 	return nil
 }

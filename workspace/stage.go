@@ -41,10 +41,14 @@ type StagedChange struct {
 	// target is a symlink's target as read once when listed: what is
 	// judged is what is promoted.
 	target string
+	// through: for a link judged to stay inside, every path its
+	// resolution went through in the host's view; the promoter holds
+	// the link when one of them failed to be promoted.
+	through []string
 	// unread says why the entry could not be read as the walk listed it
 	// (a link no longer a link, or gone, when its target is read): it is
-	// held, never left out (the link check reads the upper directory
-	// live, and an entry it meets unlisted would count as promoted).
+	// held, never left out (promotion leaves the workspace's entry
+	// there, and the link check must judge that one).
 	unread string
 	// headValid: a file named HEAD read as git's HEAD when listed (not
 	// strict, strict); the promoted copy must read the same.
