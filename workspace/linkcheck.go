@@ -82,32 +82,45 @@ func (l *lister) lookup(dir viewDir, name string) (st fstree.Stamp, target strin
 			return c.upper, c.target, child, true, nil
 		}
 	} else if dir.upper {
-		st, err = l.up.Stat(rel)
-		switch {
-		case err == nil && st.IsDir() && l.lowerIsDir(rel):
-			// Copied up for what is below it: both show.
-			child.upper, child.lower = true, true
-			return st, "", child, true, nil
-		case err == nil && l.keptAs(rel, st):
-			if st.Whiteout() {
-				return st, "", child, false, nil
+		if _, kept := l.s.st.Kept[rel]; kept {
+			if st, err = l.up.Stat(rel); err == nil && l.keptAs(rel, st) {
+				return l.keptEntry(rel, st)
 			}
-			if st.IsDir() {
-				child.upper, child.lower = true, l.lowerIsDir(rel)
-			}
-			if st.IsSymlink() {
-				if target, err = l.up.Readlink(rel); err != nil {
-					return st, "", child, false, err
-				}
-			}
-			return st, target, child, true, nil
+			err = nil
 		}
-		err = nil // unlisted: promotion leaves the workspace's entry
+		if dir.lower {
+			if low, lerr := l.low.Stat(rel); lerr == nil && low.IsDir() {
+				// The workspace's directory, and whatever is listed
+				// below it is promoted into it (the staging layer's
+				// entry there now is never read: a kept process may
+				// have swapped it since the walk).
+				child.upper, child.lower = true, true
+				return low, "", child, true, nil
+			}
+		}
+		// Unlisted: promotion leaves the workspace's entry.
 	}
 	if !dir.lower {
 		return st, "", child, false, nil
 	}
 	return l.lookupLower(rel)
+}
+
+// keptEntry is the view of the kept entry st at rel.
+func (l *lister) keptEntry(rel string, st fstree.Stamp) (_ fstree.Stamp, target string, child viewDir, found bool, err error) {
+	child = viewDir{rel: rel}
+	if st.Whiteout() {
+		return st, "", child, false, nil
+	}
+	if st.IsDir() {
+		child.upper, child.lower = true, l.lowerIsDir(rel)
+	}
+	if st.IsSymlink() {
+		if target, err = l.up.Readlink(rel); err != nil {
+			return st, "", child, false, err
+		}
+	}
+	return st, target, child, true, nil
 }
 
 // keptAs reports an entry decided and kept (a copy's checkpoint, for its

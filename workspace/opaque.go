@@ -51,10 +51,41 @@ func markOpaque(up *fstree.Root, rel string, listed fstree.Stamp) (after fstree.
 	return after, after.Ino == listed.Ino && after.MTime == listed.MTime
 }
 
+// opaqueMarkOf is the name of the overlay opaque mark the directory fd
+// carries ("" when none).
+func opaqueMarkOf(fd int) string {
+	buf := make([]byte, 8)
+	for _, x := range []string{"user.overlay.opaque", "trusted.overlay.opaque"} {
+		if n, err := unix.Fgetxattr(fd, x, buf); err == nil && n > 0 && (buf[0] == 'y' || buf[0] == 'x') {
+			return x
+		}
+	}
+	return ""
+}
+
+// markOpaqueBelow marks the directory name in dirfd opaque when dirfd
+// is. Below an opaque directory the overlay never looks at the
+// workspace: a directory there is the staging layer's alone in the
+// sandbox's view, even where the workspace has one of that name (npm ci
+// recreating node_modules/.bin), and a deletion in it leaves no
+// whiteout. Marked (which changes nothing the sandbox sees), it is
+// listed and compared as the opaque directory it is.
+func markOpaqueBelow(dirfd int, name string) bool {
+	x := opaqueMarkOf(dirfd)
+	if x == "" {
+		return false
+	}
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	return unix.Fsetxattr(fd, x, []byte("y"), 0) == nil
+}
+
 // opaqueDeletions lists, for a promoted opaque directory whose entries
-// changed since, the entries promotion put in the workspace that it no
-// longer has as deleted (a deleted directory's entries follow in
-// expandDeletions). Cost: one
+// changed since, the entries it had in the workspace and no longer has as
+// deleted (a deleted directory's entries follow in expandDeletions). Cost: one
 // directory of the workspace; deeper directories are compared when
 // their own entries change.
 func (l *lister) opaqueDeletions(e *fstree.Entry) error {
@@ -67,6 +98,9 @@ func (l *lister) opaqueDeletions(e *fstree.Entry) error {
 	if err != nil {
 		return fmt.Errorf("reading the workspace at %s: %w", e.Rel, err)
 	}
+	// The workspace directory's ctime when it was promoted: anything
+	// below it not changed since is older.
+	since := l.s.st.Promoted[e.Rel].Lower.CTime
 	var out []StagedChange
 	for _, name := range names {
 		_, err := l.up.Stat(e.Rel + "/" + name)
@@ -83,12 +117,18 @@ func (l *lister) opaqueDeletions(e *fstree.Entry) error {
 		if err != nil {
 			continue
 		}
-		// Only what promotion put there, as it put it, can be the
-		// sandbox's deletion: an entry the user made or changed on the
-		// host since is one the sandbox never saw (the directory is
-		// opaque to it), and stays.
+		// Only an entry the sandbox had can be its deletion: one
+		// promotion put there, as it put it, or one the workspace had
+		// before the directory was promoted (kept as it was: the sandbox
+		// made the same). An entry the user made or changed on the host
+		// since is one the sandbox never saw (the directory is opaque to
+		// it), and stays.
 		rel := e.Rel + "/" + name
-		if pr, ok := l.s.st.Promoted[rel]; !ok || fstree.Changed(pr.Lower, low) {
+		if pr, ok := l.s.st.Promoted[rel]; ok {
+			if fstree.Changed(pr.Lower, low) {
+				continue
+			}
+		} else if low.CTime >= since {
 			continue
 		}
 		out = append(out, StagedChange{Path: rel, Change: "deleted", Type: typeOf(low), Bytes: low.Size, gone: low.IsDir()})

@@ -62,48 +62,7 @@ func (s *Stage) Promote(callID string) (*Checkpoint, error) {
 	defer up.Close()
 	p := &promoter{s: s, low: low, up: up, cp: cp, before: filepath.Join(s.State, "before", fmt.Sprint(cp.Seq)),
 		failed: map[string]bool{}}
-	// Deletions deepest first, then everything else parents first. The
-	// files (the bulk of a call) go per directory and in parallel: a
-	// file's deletion before any directory's, a file's write after the
-	// directories above it are made (nothing is below a file).
-	order := make([]int, len(changes))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool {
-		ca, cb := changes[order[a]], changes[order[b]]
-		da, db := ca.Change == "deleted", cb.Change == "deleted"
-		if da != db {
-			return da
-		}
-		if da {
-			return ca.Path > cb.Path
-		}
-		return ca.Path < cb.Path
-	})
-	// Links go last: each was judged by where it resolves once the rest
-	// is promoted, and is held when an entry on its way was not (it
-	// changed under a kept process and failed).
-	var removes, writes, rest, links []int
-	for _, i := range order {
-		c := &changes[i]
-		switch {
-		case c.Held != "":
-		case c.Change == "deleted" && c.Type != TypeDir:
-			removes = append(removes, i)
-		case (c.Change == "added" || c.Change == "modified") && c.Type == TypeFile:
-			writes = append(writes, i)
-		case (c.Change == "added" || c.Change == "modified") && c.Type == TypeSymlink:
-			links = append(links, i)
-		default:
-			rest = append(rest, i)
-		}
-	}
-	p.perDir(removes, (*dirWork).remove)
-	p.each(changes, rest)
-	p.perDir(writes, (*dirWork).write)
-	p.each(changes, links)
-	p.merge()
+	p.promoteAll(changes)
 	if err := p.hold(); err != nil {
 		return nil, err
 	}
@@ -162,35 +121,131 @@ func (p *promoter) fail(c *StagedChange, err error) {
 	}
 }
 
+// promoteAll promotes the decided changes: deletions deepest first, then
+// everything else parents first. The files (the bulk of a call) go per
+// directory and in parallel: a file's deletion before any directory's, a
+// file's write after the directories above it are made (nothing is
+// below a file).
+func (p *promoter) promoteAll(changes []StagedChange) {
+	order := make([]int, len(changes))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		ca, cb := changes[order[a]], changes[order[b]]
+		da, db := ca.Change == "deleted", cb.Change == "deleted"
+		if da != db {
+			return da
+		}
+		if da {
+			return ca.Path > cb.Path
+		}
+		return ca.Path < cb.Path
+	})
+	// Links go last: each was judged by where it resolves once the rest
+	// is promoted, and is held when an entry on its way was not (it
+	// changed under a kept process and failed).
+	var removes, writes, rest, links []int
+	for _, i := range order {
+		c := &changes[i]
+		switch {
+		case c.Held != "":
+		case c.Change == "deleted" && c.Type != TypeDir:
+			removes = append(removes, i)
+		case (c.Change == "added" || c.Change == "modified") && c.Type == TypeFile:
+			writes = append(writes, i)
+		case (c.Change == "added" || c.Change == "modified") && c.Type == TypeSymlink:
+			links = append(links, i)
+		default:
+			rest = append(rest, i)
+		}
+	}
+	p.perDir(removes, (*dirWork).remove)
+	p.each(changes, rest)
+	p.perDir(writes, (*dirWork).write)
+	p.links(changes, links)
+	p.merge()
+}
+
 // each promotes the changes at idx one by one, in order: one below a
 // failed entry, or a link resolving through one, is held instead.
 func (p *promoter) each(changes []StagedChange, idx []int) {
 	for _, i := range idx {
 		c := &changes[i]
-		if d := heldIn(c.Path, p.failed); d != "" {
-			c.Held, c.Why = HazardParent, d+" is held"
-			continue
-		}
-		if d := p.failedOnTheWay(c.through); d != "" {
-			c.Held, c.Why = HazardSymlink, "a symlink that resolves through "+strconv.Quote(d)+", which could not be promoted, is never promoted"
-			p.mu.Lock()
-			p.failed[c.Path] = true
-			p.mu.Unlock()
-			continue
-		}
-		if p.full.Load() {
-			c.Held, c.Why = HazardDiskFull, diskFullWhy
-			continue
-		}
-		if err := p.one(c); err != nil {
-			p.fail(c, err)
+		switch d, via := heldIn(c.Path, p.failed), p.failedOnTheWay(c.through); {
+		case d != "":
+			p.holdNow(c, HazardParent, d+" is held")
+		case via != "":
+			p.holdNow(c, HazardSymlink, "a symlink that resolves through "+strconv.Quote(via)+", which could not be promoted, is never promoted")
+		case p.full.Load():
+			p.holdNow(c, HazardDiskFull, diskFullWhy)
+		default:
+			if err := p.one(c); err != nil {
+				p.fail(c, err)
+			}
 		}
 	}
+}
+
+// links promotes the links at idx, each after every other link its
+// resolution went through (which may fail, and hold it): in path order
+// a link can come before the one it was judged through. Links that
+// resolve through each other in a cycle are held.
+func (p *promoter) links(changes []StagedChange, idx []int) {
+	pending := map[string]bool{}
+	for _, i := range idx {
+		pending[changes[i].Path] = true
+	}
+	for len(idx) > 0 {
+		var ready, wait []int
+		for _, i := range idx {
+			if waitsFor(changes[i].Path, changes[i].through, pending) {
+				wait = append(wait, i)
+			} else {
+				ready = append(ready, i)
+			}
+		}
+		if len(ready) == 0 {
+			for _, i := range wait {
+				p.holdNow(&changes[i], HazardSymlink, "a symlink that resolves through links that resolve through it is never promoted; point it at its destination directly")
+			}
+			return
+		}
+		p.each(changes, ready)
+		for _, i := range ready {
+			delete(pending, changes[i].Path)
+		}
+		idx = wait
+	}
+}
+
+// waitsFor reports whether a path of through, or one above it, is a link
+// still pending other than self.
+func waitsFor(self string, through []string, pending map[string]bool) bool {
+	for _, t := range through {
+		for d := t; d != "."; d = path.Dir(d) {
+			if d != self && pending[d] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// holdNow holds c during promotion; a link resolving through it, or an
+// entry below it, is held after it.
+func (p *promoter) holdNow(c *StagedChange, rule, why string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c.Held, c.Why = rule, why
+	p.failed[c.Path] = true
 }
 
 // failedOnTheWay is the first of through that failed to be promoted, or
 // is below one that did ("" when none).
 func (p *promoter) failedOnTheWay(through []string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for _, t := range through {
 		if p.failed[t] {
 			return t

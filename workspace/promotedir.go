@@ -116,9 +116,9 @@ func (w *dirWork) run(idx []int, fn func(w *dirWork, c *StagedChange) error) {
 		p.mu.Unlock()
 		switch {
 		case d != "":
-			c.Held, c.Why = HazardParent, d+" is held"
+			p.holdNow(c, HazardParent, d+" is held")
 		case p.full.Load():
-			c.Held, c.Why = HazardDiskFull, diskFullWhy
+			p.holdNow(c, HazardDiskFull, diskFullWhy)
 		default:
 			if err := fn(w, c); err != nil {
 				p.fail(c, err)
@@ -281,7 +281,7 @@ func (w *dirWork) write(c *StagedChange) error {
 	// Decided on the bytes written: what was judged by its content is
 	// judged again on the copy, which nothing else writes.
 	if rule, why := w.p.contentHazard(c, prefix); rule != "" {
-		c.Held, c.Why = rule, why+" (in the bytes promoted)"
+		w.p.holdNow(c, rule, why+" (in the bytes promoted)")
 		return nil
 	}
 	if err := renameOver(dfd, tmp, name); err != nil {

@@ -1,0 +1,136 @@
+package workspace
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// Deletions in directories the sandbox recreated (opaque: no whiteout),
+// the shapes npm ci and npm uninstall make (found in an attacker's review).
+
+// npm ci shape: rm -rf D && recreate it (opaque, modified), with D/x
+// recreated identical to the workspace's (unlisted, never recorded in
+// Promoted). The next call deletes D/x: no whiteout (D is opaque); it is
+// the workspace's from before D was promoted, so it is the sandbox's
+// deletion and the host loses D/x too.
+func TestRecreatedDirIdenticalEntryDeletion(t *testing.T) {
+	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k", "D/x": "same", "D/y": "old"})
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, upper, "D/x", "same")
+	put(t, upper, "D/z", "new")
+	if err := unix.Setxattr(filepath.Join(upper, "D"), "user.overlay.opaque", []byte("y"), 0); err != nil {
+		t.Skipf("no user xattrs: %v", err)
+	}
+	cp := mustPromote(t, s, "call-1")
+	if exists(filepath.Join(lower, "D/y")) {
+		t.Fatalf("D/y not deleted in call 1: %v", heldRules(cp))
+	}
+	if err := os.Remove(filepath.Join(upper, "D/x")); err != nil {
+		t.Fatal(err)
+	}
+	mustPromote(t, s, "call-2")
+	if exists(filepath.Join(lower, "D/x")) {
+		t.Errorf("the sandbox deleted D/x (in its opaque D) and the host still has it")
+	}
+}
+
+// pnpm/npm workspaces: a package directory replaced by a link to the
+// workspace's own package.
+func TestPnpmLinkReplacesDir(t *testing.T) {
+	lower, upper, state := stageDirs(t, map[string]string{"packages/foo/index.js": "x", "node_modules/foo/index.js": "old", "node_modules/foo/lib/a.js": "a"})
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(upper, "node_modules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../packages/foo", filepath.Join(upper, "node_modules/foo")); err != nil {
+		t.Fatal(err)
+	}
+	put(t, upper, "node_modules/.bin/x", "")
+	os.Remove(filepath.Join(upper, "node_modules/.bin/x"))
+	if err := os.Symlink("../foo/index.js", filepath.Join(upper, "node_modules/.bin/foo")); err != nil {
+		t.Fatal(err)
+	}
+	cp := mustPromote(t, s, "c")
+	if h := heldRules(cp); len(h) != 0 {
+		t.Errorf("held: %v", h)
+	}
+	if tg, _ := os.Readlink(filepath.Join(lower, "node_modules/foo")); tg != "../packages/foo" {
+		t.Errorf("node_modules/foo not promoted")
+	}
+}
+
+// npm ci three times (node_modules recreated, opaque; .bin, a plain
+// directory below it, over the workspace's .bin), then npm uninstall of
+// each package: every deletion reaches the host, .bin's links included.
+func TestNpmCiTwiceThenUninstall(t *testing.T) {
+	lower, upper, state := stageDirs(t, map[string]string{"node_modules/foo/cli.js": "c", "package.json": "{}"})
+	if err := os.MkdirAll(filepath.Join(lower, "node_modules/.bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../foo/cli.js", filepath.Join(lower, "node_modules/.bin/foo")); err != nil {
+		t.Fatal(err)
+	}
+	tickClock(t, filepath.Dir(lower))
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for call := 0; call < 3; call++ {
+		os.RemoveAll(filepath.Join(upper, "node_modules"))
+		put(t, upper, "node_modules/foo/cli.js", "c")
+		put(t, upper, "node_modules/bar/cli.js", "b")
+		if err := unix.Setxattr(filepath.Join(upper, "node_modules"), "user.overlay.opaque", []byte("y"), 0); err != nil {
+			t.Skip(err)
+		}
+		os.MkdirAll(filepath.Join(upper, "node_modules/.bin"), 0o755)
+		os.Symlink("../foo/cli.js", filepath.Join(upper, "node_modules/.bin/foo"))
+		os.Symlink("../bar/cli.js", filepath.Join(upper, "node_modules/.bin/bar"))
+		cp := mustPromote(t, s, "c")
+		for _, c := range changesOf(cp) {
+			t.Logf("call %d: %s %s %s %q", call, c.Path, c.Change, c.Type, c.Held)
+		}
+		if h := heldRules(cp); len(h) != 0 {
+			t.Errorf("call %d held: %v", call, h)
+		}
+	}
+	// now uninstall bar
+	os.RemoveAll(filepath.Join(upper, "node_modules/bar"))
+	os.Remove(filepath.Join(upper, "node_modules/.bin/bar"))
+	cp := mustPromote(t, s, "c")
+	for _, c := range changesOf(cp) {
+		t.Logf("uninstall: %s %s %s %q", c.Path, c.Change, c.Type, c.Held)
+	}
+	if h := heldRules(cp); len(h) != 0 {
+		t.Errorf("uninstall held: %v", h)
+	}
+	for _, p := range []string{"node_modules/bar/cli.js", "node_modules/.bin/bar"} {
+		if exists(filepath.Join(lower, p)) {
+			t.Errorf("uninstall: host still has %s", p)
+		}
+	}
+	// uninstall foo (which was identical to the workspace's)
+	os.RemoveAll(filepath.Join(upper, "node_modules/foo"))
+	os.Remove(filepath.Join(upper, "node_modules/.bin/foo"))
+	mustPromote(t, s, "c")
+	for _, p := range []string{"node_modules/foo/cli.js", "node_modules/.bin/foo"} {
+		if exists(filepath.Join(lower, p)) {
+			t.Errorf("uninstall foo: host still has %s", p)
+		}
+	}
+}
+
+func changesOf(cp *Checkpoint) []StagedChange {
+	if cp == nil {
+		return nil
+	}
+	return cp.Changes
+}
