@@ -51,38 +51,6 @@ func markOpaque(up *fstree.Root, rel string, listed fstree.Stamp) (after fstree.
 	return after, after.Ino == listed.Ino && after.MTime == listed.MTime
 }
 
-// opaqueMarkOf is the name of the overlay opaque mark the directory fd
-// carries ("" when none).
-func opaqueMarkOf(fd int) string {
-	buf := make([]byte, 8)
-	for _, x := range []string{"user.overlay.opaque", "trusted.overlay.opaque"} {
-		if n, err := unix.Fgetxattr(fd, x, buf); err == nil && n > 0 && (buf[0] == 'y' || buf[0] == 'x') {
-			return x
-		}
-	}
-	return ""
-}
-
-// markOpaqueBelow marks the directory name in dirfd opaque when dirfd
-// is. Below an opaque directory the overlay never looks at the
-// workspace: a directory there is the staging layer's alone in the
-// sandbox's view, even where the workspace has one of that name (npm ci
-// recreating node_modules/.bin), and a deletion in it leaves no
-// whiteout. Marked (which changes nothing the sandbox sees), it is
-// listed and compared as the opaque directory it is.
-func markOpaqueBelow(dirfd int, name string) bool {
-	x := opaqueMarkOf(dirfd)
-	if x == "" {
-		return false
-	}
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	return unix.Fsetxattr(fd, x, []byte("y"), 0) == nil
-}
-
 // opaqueDeletions lists, for a promoted opaque directory whose entries
 // changed since, the entries it had in the workspace and no longer has as
 // deleted (a deleted directory's entries follow in expandDeletions). Cost: one
@@ -99,8 +67,15 @@ func (l *lister) opaqueDeletions(e *fstree.Entry) error {
 		return fmt.Errorf("reading the workspace at %s: %w", e.Rel, err)
 	}
 	// The workspace directory's ctime when it was promoted: anything
-	// below it not changed since is older.
-	since := l.s.st.Promoted[e.Rel].Lower.CTime
+	// below it not changed since is older. Only while it is still that
+	// directory: one the user put in its place (mv) holds entries the
+	// sandbox never saw, however old.
+	pr := l.s.st.Promoted[e.Rel].Lower
+	var since int64
+	var dst unix.Stat_t
+	if unix.Fstat(fd, &dst) == nil && dst.Ino == pr.Ino && uint64(dst.Dev) == pr.Dev {
+		since = pr.CTime
+	}
 	var out []StagedChange
 	for _, name := range names {
 		_, err := l.up.Stat(e.Rel + "/" + name)

@@ -239,11 +239,11 @@ func (l *lister) visit(e *fstree.Entry) bool {
 		l.fail(fmt.Errorf("reading the workspace at %s: %w", e.Rel, lerr))
 		return false
 	}
-	// A directory over a workspace directory: opaque (marked, or below an
-	// opaque one) hides the workspace's entries from the sandbox.
+	// A directory over a workspace directory: opaque hides the
+	// workspace's entries from the sandbox.
 	opq := false
 	if e.IsDir() && inLower && low.IsDir() {
-		opq = opaque(e.Dirfd, e.Name) || markOpaqueBelow(e.Dirfd, e.Name)
+		opq = opaque(e.Dirfd, e.Name)
 	}
 	// A promoted opaque directory whose entries may have changed: its mtime
 	// or, as the sandbox can set the mtime back (utimensat) but never the
