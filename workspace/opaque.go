@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 
 	"github.com/agentbox/agentbox/internal/fstree"
 	"golang.org/x/sys/unix"
@@ -31,48 +30,25 @@ import (
 // mark changed it since listed (its ctime moved with the xattr): recorded,
 // that stamp does not send the next listing through opaqueDeletions for
 // a change that is the host's own.
-func markOpaque(up *fstree.Root, rel string, listed fstree.Stamp) (after fstree.Stamp, same, marked bool) {
+func markOpaque(up *fstree.Root, rel string, listed fstree.Stamp) (after fstree.Stamp, same bool) {
 	fd, err := up.ReadDirFd(rel)
 	if err != nil {
-		return after, false, false
+		return after, false
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
-		return after, false, false
+		return after, false
 	}
 	same = fstree.StampOf(&st) == listed
-	if unix.Fsetxattr(fd, "user.overlay.opaque", []byte("y"), 0) != nil {
-		return after, false, false
+	if unix.Fsetxattr(fd, "user.overlay.opaque", []byte("y"), 0) != nil || !same {
+		return after, false
 	}
-	if !same || unix.Fstat(fd, &st) != nil {
-		return after, false, true
+	if unix.Fstat(fd, &st) != nil {
+		return after, false
 	}
 	after = fstree.StampOf(&st)
-	return after, after.Ino == listed.Ino && after.MTime == listed.MTime, true
-}
-
-// sandboxHad reports whether the workspace entry rel (its stamp low),
-// below a deletion, is one the sandbox had to delete. Below a directory
-// promoted opaque (the nearest such), the sandbox never saw the
-// workspace's entries again: only one promotion put there, unchanged,
-// or one the workspace had before that promotion (older, and the
-// directory still the promoted one) is; an entry the user made, moved in
-// or changed on the host since is not, and stays with what is below it.
-// Anywhere else, every entry below a deletion is the sandbox's.
-func (l *lister) sandboxHad(rel string, low fstree.Stamp) bool {
-	for a := path.Dir(rel); a != "."; a = path.Dir(a) {
-		pa, ok := l.s.st.Promoted[a]
-		if !ok || !pa.Opaque {
-			continue
-		}
-		if pr, ok := l.s.st.Promoted[rel]; ok {
-			return !fstree.Changed(pr.Lower, low)
-		}
-		st, err := l.low.Stat(a)
-		return err == nil && st.Ino == pa.Lower.Ino && st.Dev == pa.Lower.Dev && low.CTime < pa.Lower.CTime
-	}
-	return true
+	return after, after.Ino == listed.Ino && after.MTime == listed.MTime
 }
 
 // opaqueDeletions lists, for a promoted opaque directory whose entries

@@ -313,11 +313,9 @@ func (p *promoter) one(c *StagedChange) error {
 			return err
 		}
 		if c.Change == "added" {
-			after, same, marked := markOpaque(p.up, rel, c.upper)
-			if same {
+			if after, same := markOpaque(p.up, rel, c.upper); same {
 				c.upper = after // what was listed, marked
 			}
-			c.opq = marked
 		}
 		return p.record(c)
 	case TypeSymlink:
@@ -364,7 +362,7 @@ func (p *promoter) record(c *StagedChange) error {
 	// finds). Recorded even when gone from the upper directory since: it
 	// is what promotion put in the workspace (a deletion in an opaque
 	// directory is listed only for such an entry).
-	p.s.st.Promoted[c.Path] = promotedEntry{Upper: c.upper, Lower: cur, Opaque: c.Type == TypeDir && c.opq}
+	p.s.st.Promoted[c.Path] = promotedEntry{Upper: c.upper, Lower: cur}
 	return nil
 }
 

@@ -147,9 +147,6 @@ func appendEntries(b []byte, name string, m map[string]promotedEntry) []byte {
 		b = appendStamp(b, m[k].Upper)
 		b = append(b, `,"lower":`...)
 		b = appendStamp(b, m[k].Lower)
-		if m[k].Opaque {
-			b = append(b, `,"opaque":true`...)
-		}
 		b = append(b, '}')
 	}
 	return append(b, '}')

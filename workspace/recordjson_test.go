@@ -39,7 +39,7 @@ func TestRecordJSONIsEncodingJSON(t *testing.T) {
 			cp.Changes = append(cp.Changes, c)
 			cp.After[p] = stamp(i)
 			cp.BeforeMode[p] = uint32(i)
-			st.Promoted[p] = promotedEntry{Upper: stamp(i), Lower: stamp(i + 1), Opaque: i%3 == 0}
+			st.Promoted[p] = promotedEntry{Upper: stamp(i), Lower: stamp(i + 1)}
 			if i%2 == 1 {
 				st.Kept[p] = promotedEntry{Lower: stamp(i)}
 			}

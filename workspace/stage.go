@@ -349,9 +349,6 @@ func (l *lister) expandDeletions() error {
 					return true // listed (or unchanged) by the upper walk
 				}
 			}
-			if !l.sandboxHad(rel, e.Stamp) {
-				return false // the user's, never the sandbox's to delete: it stays, and what is below it
-			}
 			if !seen[rel] {
 				seen[rel] = true
 				l.out = append(l.out, StagedChange{Path: rel, Change: "deleted", Type: typeOf(e.Stamp), Bytes: e.Size})

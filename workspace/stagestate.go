@@ -36,11 +36,6 @@ type stageState struct {
 type promotedEntry struct {
 	Upper fstree.Stamp `json:"upper"`
 	Lower fstree.Stamp `json:"lower"`
-	// Opaque: a directory opaque in the staging layer when promoted (made
-	// or recreated by the sandbox). From then on the sandbox never sees
-	// the workspace's entries below it, so only what it had there can be
-	// its deletion (sandboxHad).
-	Opaque bool `json:"opaque,omitempty"`
 }
 
 // Checkpoint is one call's promoted change set (calls/<seq>.json), the
