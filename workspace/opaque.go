@@ -103,7 +103,13 @@ func (l *lister) opaqueDeletions(e *fstree.Entry) error {
 			if fstree.Changed(pr.Lower, low) {
 				continue
 			}
-		} else if low.CTime >= since {
+		} else if low.IsDir() {
+			// A directory's ctime moves whenever promotion writes into
+			// it; its birth does not.
+			if bornAfter(fd, name, since) {
+				continue
+			}
+		} else if low.CTime > since {
 			continue
 		}
 		out = append(out, StagedChange{Path: rel, Change: "deleted", Type: typeOf(low), Bytes: low.Size, gone: low.IsDir()})
@@ -113,6 +119,17 @@ func (l *lister) opaqueDeletions(e *fstree.Entry) error {
 	l.s.dirs[e.Rel] = e.Stamp
 	l.mu.Unlock()
 	return nil
+}
+
+// bornAfter reports whether the entry name in dirfd was made after t (a
+// filesystem timestamp in ns): its birth time, where the filesystem keeps
+// one; without, false (taken for the sandbox's, as before birth times).
+func bornAfter(dirfd int, name string, t int64) bool {
+	var stx unix.Statx_t
+	if unix.Statx(dirfd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_BTIME, &stx) != nil || stx.Mask&unix.STATX_BTIME == 0 {
+		return false
+	}
+	return stx.Btime.Sec*1e9+int64(stx.Btime.Nsec) > t
 }
 
 // noEntry says err means there is no entry at the path now: gone

@@ -243,3 +243,58 @@ func TestChmodOpaqueDirKeepsUserEntries(t *testing.T) {
 		t.Errorf("the user's N/notes.txt was deleted")
 	}
 }
+
+// npm ci with an upgraded package (the promoter writes into the
+// workspace's node_modules/foo, moving its ctime past node_modules'
+// record), then npm uninstall foo: the directory, never recorded (a
+// plain directory below the opaque node_modules), is the sandbox's to
+// delete by its birth, not its ctime.
+func TestUpgradedPackageDirUninstalled(t *testing.T) {
+	lower, upper, state := stageDirs(t, map[string]string{"node_modules/foo/cli.js": "c", "node_modules/foo/lib/x.js": "x", "package.json": "{}"})
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, upper, "node_modules/foo/cli.js", "c2")
+	put(t, upper, "node_modules/foo/lib/x.js", "x")
+	if err := unix.Setxattr(filepath.Join(upper, "node_modules"), "user.overlay.opaque", []byte("y"), 0); err != nil {
+		t.Skip(err)
+	}
+	mustPromote(t, s, "call-1")
+	if err := os.RemoveAll(filepath.Join(upper, "node_modules", "foo")); err != nil { // no whiteout: its parent is opaque
+		t.Fatal(err)
+	}
+	mustPromote(t, s, "call-2")
+	if exists(filepath.Join(lower, "node_modules", "foo")) {
+		t.Errorf("npm uninstall foo: the workspace still has node_modules/foo")
+	}
+}
+
+// A directory recreated with every entry the same as the workspace's (no
+// removal in it, so its recorded ctime is its newest entry's), then that
+// newest entry deleted: the deletion reaches the workspace.
+func TestRecreatedDirNewestEntryDeleted(t *testing.T) {
+	lower, upper, state := stageDirs(t, map[string]string{"build/a": "a", "build/b": "b"})
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, upper, "build/a", "a")
+	put(t, upper, "build/b", "b")
+	put(t, upper, "build/c", "c")
+	if err := unix.Setxattr(filepath.Join(upper, "build"), "user.overlay.opaque", []byte("y"), 0); err != nil {
+		t.Skip(err)
+	}
+	mustPromote(t, s, "call-1")
+	for _, name := range []string{"a", "b"} {
+		if err := os.Remove(filepath.Join(upper, "build", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustPromote(t, s, "call-2")
+	for _, name := range []string{"a", "b"} {
+		if exists(filepath.Join(lower, "build", name)) {
+			t.Errorf("build/%s deleted in the sandbox: the workspace still has it", name)
+		}
+	}
+}
