@@ -72,11 +72,7 @@ func TestRebuiltDirRemoved(t *testing.T) {
 
 // npm ci twice then rm -rf node_modules (pre-existing package dirs).
 func TestNpmCiTwiceThenRemoved(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"node_modules/foo/lib/x.js": "x", "node_modules/foo/package.json": "1", "package.json": "{}"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, s := newStage(t, map[string]string{"node_modules/foo/lib/x.js": "x", "node_modules/foo/package.json": "1", "package.json": "{}"})
 	for call := 0; call < 2; call++ {
 		os.RemoveAll(filepath.Join(upper, "node_modules"))
 		put(t, upper, "node_modules/foo/lib/x.js", "x")
@@ -97,11 +93,7 @@ func TestNpmCiTwiceThenRemoved(t *testing.T) {
 // N made in call 1, more files (and a subdir) in call 2, a file edited in
 // call 3, rm -rf N in call 4.
 func TestMadeGrownEditedRemoved(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
 	put(t, upper, "N/a", "a")
 	put(t, upper, "N/sub/x", "x")
 	mustPromote(t, s, "c1")
@@ -126,11 +118,7 @@ func TestMadeGrownEditedRemoved(t *testing.T) {
 
 // mv A B in the sandbox after A was promoted.
 func TestRenamedAfterPromotion(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
 	put(t, upper, "A/f", "f")
 	put(t, upper, "A/sub/g", "g")
 	mustPromote(t, s, "c1")
@@ -150,11 +138,7 @@ func TestRenamedAfterPromotion(t *testing.T) {
 // git: objects/ab made in call 1, more objects in call 2, gc in call 3
 // (loose dir removed, pack written). Outside the own .git for hazards.
 func TestGitObjectsMadeThenRemoved(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"repo/objects/pack/old.pack": "p", "keep.txt": "k"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, s := newStage(t, map[string]string{"repo/objects/pack/old.pack": "p", "keep.txt": "k"})
 	put(t, upper, "repo/objects/ab/0001", "o1")
 	mustPromote(t, s, "c1")
 	put(t, upper, "repo/objects/ab/0002", "o2")

@@ -27,11 +27,7 @@ func heldOf(out []StagedChange) map[string]string {
 // Directories made in one call (promoted, marked opaque), a link added
 // inside them in the next: never held.
 func TestLinkInPromotedNestedDir(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
 	put(t, upper, "src/lib/f.js", "x")
 	mustPromote(t, s, "call-1")
 	if err := os.Symlink("f.js", filepath.Join(upper, "src/lib/l.js")); err != nil {
@@ -49,11 +45,7 @@ func TestLinkInPromotedNestedDir(t *testing.T) {
 // rm -rf D && mkdir -p D/sub && ln -s f D/sub/l (npm install's shape:
 // D opaque, D/sub a plain directory like the workspace's): never held.
 func TestLinkInRecreatedDir(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"D/sub/old": "o", "D/sub/f": "f"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, upper, s := newStage(t, map[string]string{"D/sub/old": "o", "D/sub/f": "f"})
 	put(t, upper, "D/sub/f", "new")
 	if err := unix.Setxattr(filepath.Join(upper, "D"), "user.overlay.opaque", []byte("y"), 0); err != nil {
 		t.Skipf("no user xattrs here: %v", err)
@@ -77,11 +69,7 @@ func TestLinkInRecreatedDir(t *testing.T) {
 // q -> N/evil/secret: on the host q resolves through N/evil, so q is held.
 func TestLinkThroughUserEntryInPromotedDir(t *testing.T) {
 	outside := t.TempDir()
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
 	put(t, upper, "N/a", "a")
 	mustPromote(t, s, "call-1")
 	if err := os.Symlink(outside, filepath.Join(lower, "N", "evil")); err != nil {
@@ -102,11 +90,7 @@ func TestLinkThroughUserEntryInPromotedDir(t *testing.T) {
 // A kept writer appends to a listed file after the listing; a new link
 // to it is judged by what is promoted (a file): not held.
 func TestLinkToFileBeingWritten(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
 	put(t, upper, "app.log", "line1\n")
 	if err := os.Symlink("app.log", filepath.Join(upper, "current.log")); err != nil {
 		t.Fatal(err)
@@ -130,11 +114,7 @@ func TestLinkToFileBeingWritten(t *testing.T) {
 // the sandbox made (promoted, opaque: the sandbox never sees them); the
 // sandbox's next call changes something else. Neither is a deletion.
 func TestUserEntriesInPromotedDirStay(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
 	put(t, upper, "N/a", "a")
 	mustPromote(t, s, "call-1")
 	if err := os.Mkdir(filepath.Join(lower, "N", "out"), 0o755); err != nil {
@@ -260,11 +240,7 @@ func TestLinkThroughEntryThatFailsToPromote(t *testing.T) {
 // compare N with the workspace again (the recorded stamp is the marked
 // one); once the sandbox deletes in N, it does.
 func TestPromotedDirNotRescanned(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
 	put(t, upper, "N/a", "a")
 	mustPromote(t, s, "call-1")
 	if _, err := unix.Lgetxattr(filepath.Join(upper, "N"), "user.overlay.opaque", make([]byte, 8)); err != nil {

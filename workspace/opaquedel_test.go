@@ -18,11 +18,7 @@ import (
 // the workspace's from before D was promoted, so it is the sandbox's
 // deletion and the host loses D/x too.
 func TestRecreatedDirIdenticalEntryDeletion(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k", "D/x": "same", "D/y": "old"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, s := newStage(t, map[string]string{"keep.txt": "k", "D/x": "same", "D/y": "old"})
 	put(t, upper, "D/x", "same")
 	put(t, upper, "D/z", "new")
 	if err := unix.Setxattr(filepath.Join(upper, "D"), "user.overlay.opaque", []byte("y"), 0); err != nil {
@@ -44,11 +40,7 @@ func TestRecreatedDirIdenticalEntryDeletion(t *testing.T) {
 // pnpm/npm workspaces: a package directory replaced by a link to the
 // workspace's own package.
 func TestPnpmLinkReplacesDir(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"packages/foo/index.js": "x", "node_modules/foo/index.js": "old", "node_modules/foo/lib/a.js": "a"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, s := newStage(t, map[string]string{"packages/foo/index.js": "x", "node_modules/foo/index.js": "old", "node_modules/foo/lib/a.js": "a"})
 	if err := os.MkdirAll(filepath.Join(upper, "node_modules"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -143,11 +135,7 @@ func changesOf(cp *Checkpoint) []StagedChange {
 // sandbox then writes N/B/f (mkdir -p N/B: a new upper dir under opaque N,
 // over the user's B). The user's notes are neither deleted nor held.
 func TestUserDirBelowSandboxDirStays(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
 	put(t, upper, "N/a", "a")
 	mustPromote(t, s, "call-1")
 	put(t, lower, "N/B/notes.txt", "user")
@@ -170,11 +158,7 @@ func TestUserMovedDirBelowSandboxDirStays(t *testing.T) {
 	old := t.TempDir()
 	put(t, old, "B/notes.txt", "user")
 	tickClock(t, old)
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
 	put(t, upper, "N/a", "a")
 	mustPromote(t, s, "call-1")
 	if err := os.Rename(filepath.Join(old, "B"), filepath.Join(lower, "N/B")); err != nil {
@@ -198,11 +182,7 @@ func TestHostReplacedOpaqueDirStays(t *testing.T) {
 	old := t.TempDir()
 	put(t, old, "D/mine.txt", "user")
 	tickClock(t, old)
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
 	put(t, upper, "D/a", "a")
 	mustPromote(t, s, "call-1")
 	if err := os.Rename(filepath.Join(lower, "D"), filepath.Join(old, "D.sandbox")); err != nil {
@@ -224,11 +204,7 @@ func TestHostReplacedOpaqueDirStays(t *testing.T) {
 // chmod of a promoted opaque directory: the user's host additions in it
 // (never seen by the sandbox) stay.
 func TestChmodOpaqueDirKeepsUserEntries(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
 	put(t, upper, "N/a", "a")
 	mustPromote(t, s, "call-1")
 	put(t, lower, "N/notes.txt", "user")
@@ -250,11 +226,7 @@ func TestChmodOpaqueDirKeepsUserEntries(t *testing.T) {
 // plain directory below the opaque node_modules), is the sandbox's to
 // delete by its birth, not its ctime.
 func TestUpgradedPackageDirUninstalled(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"node_modules/foo/cli.js": "c", "node_modules/foo/lib/x.js": "x", "package.json": "{}"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, s := newStage(t, map[string]string{"node_modules/foo/cli.js": "c", "node_modules/foo/lib/x.js": "x", "package.json": "{}"})
 	put(t, upper, "node_modules/foo/cli.js", "c2")
 	put(t, upper, "node_modules/foo/lib/x.js", "x")
 	if err := unix.Setxattr(filepath.Join(upper, "node_modules"), "user.overlay.opaque", []byte("y"), 0); err != nil {
@@ -274,11 +246,7 @@ func TestUpgradedPackageDirUninstalled(t *testing.T) {
 // removal in it, so its recorded ctime is its newest entry's), then that
 // newest entry deleted: the deletion reaches the workspace.
 func TestRecreatedDirNewestEntryDeleted(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"build/a": "a", "build/b": "b"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, s := newStage(t, map[string]string{"build/a": "a", "build/b": "b"})
 	put(t, upper, "build/a", "a")
 	put(t, upper, "build/b", "b")
 	put(t, upper, "build/c", "c")

@@ -250,3 +250,15 @@ func TestPromoteConflictAndPolicy(t *testing.T) {
 		t.Fatalf("conflict overwrote the user's edit: %q", b)
 	}
 }
+
+// newStage is stageDirs with files in the workspace, and the stage over
+// them opened.
+func newStage(t *testing.T, files map[string]string) (lower, upper string, s *Stage) {
+	t.Helper()
+	lower, upper, state := stageDirs(t, files)
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lower, upper, s
+}

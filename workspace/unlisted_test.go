@@ -146,11 +146,7 @@ func TestListedLinkJudgedAsPromoted(t *testing.T) {
 // directory's ctime, which no call can set, still shows the change, and
 // the deletion is listed.
 func TestOpaqueDeletionSeenWithMTimeReset(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k"})
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
 	put(t, upper, "N/a", "a")
 	put(t, upper, "N/b", "b")
 	mustPromote(t, s, "call-1")
