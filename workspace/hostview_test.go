@@ -197,16 +197,7 @@ func TestTreeModeLinkView(t *testing.T) {
 // and held when an entry its resolution passed through was not promoted.
 func TestLinkThroughEntryThatFailsToPromote(t *testing.T) {
 	for attempt := 0; attempt < 200; attempt++ {
-		outside := t.TempDir()
-		lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k"})
-		if err := os.Symlink(outside, filepath.Join(lower, "Y")); err != nil {
-			t.Fatal(err)
-		}
-		tickClock(t, filepath.Dir(lower))
-		s, err := OpenStage(upper, lower, state, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		outside, lower, upper, s := stageWithLinkOut(t, map[string]string{"keep.txt": "k"}, "Y")
 		put(t, upper, "Y", "x")
 		if err := os.Mkdir(filepath.Join(upper, "Z"), 0o755); err != nil {
 			t.Fatal(err)

@@ -23,16 +23,7 @@ func promoteListed(t *testing.T, s *Stage, changes []StagedChange) *promoter {
 // a gitdir: link after the listing) holds the link judged through it: the
 // host keeps the user's Y -> outside, so q -> Y/secret must not go.
 func TestContentHeldFileHoldsLinkThrough(t *testing.T) {
-	outside := t.TempDir()
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k"})
-	if err := os.Symlink(outside, filepath.Join(lower, "Y")); err != nil {
-		t.Fatal(err)
-	}
-	tickClock(t, filepath.Dir(lower))
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	outside, lower, upper, s := stageWithLinkOut(t, map[string]string{"keep.txt": "k"}, "Y")
 	put(t, upper, "Y", "plain")
 	if err := os.Symlink("Y/secret", filepath.Join(upper, "q")); err != nil {
 		t.Fatal(err)
@@ -57,16 +48,7 @@ func TestContentHeldFileHoldsLinkThrough(t *testing.T) {
 // workspace's directory D still holds a held entry) and the host keeps
 // D/evil -> outside, so A, promoted after D, is held.
 func TestLinkPromotedAfterLinkItResolvesThrough(t *testing.T) {
-	outside := t.TempDir()
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k", "D/f": "f"})
-	if err := os.Symlink(outside, filepath.Join(lower, "D", "evil")); err != nil {
-		t.Fatal(err)
-	}
-	tickClock(t, filepath.Dir(lower))
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	outside, lower, upper, s := stageWithLinkOut(t, map[string]string{"keep.txt": "k", "D/f": "f"}, "D", "evil")
 	s.Decide = func(rel string) (bool, string, bool) { return rel == "D/evil", "files.write", false }
 	put(t, upper, "sub/x", "x")
 	if err := os.Symlink("sub", filepath.Join(upper, "D")); err != nil {
@@ -90,16 +72,7 @@ func TestLinkPromotedAfterLinkItResolvesThrough(t *testing.T) {
 // layer's D is not read again): A -> D/l/evil/secret resolves, on the
 // host, through D/l -> ../N and the user's N/evil -> outside, and is held.
 func TestUnlistedDirSwappedKeepsListedChildren(t *testing.T) {
-	outside := t.TempDir()
-	lower, upper, state := stageDirs(t, map[string]string{"D/keep": "k", "N/f": "f"})
-	if err := os.Symlink(outside, filepath.Join(lower, "N", "evil")); err != nil {
-		t.Fatal(err)
-	}
-	tickClock(t, filepath.Dir(lower))
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, lower, upper, s := stageWithLinkOut(t, map[string]string{"D/keep": "k", "N/f": "f"}, "N", "evil")
 	if err := os.Mkdir(filepath.Join(upper, "D"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -262,3 +262,21 @@ func newStage(t *testing.T, files map[string]string) (lower, upper string, s *St
 	}
 	return lower, upper, s
 }
+
+// stageWithLinkOut is newStage with the user's own link out of the
+// workspace at the path elems name (to a new directory, outside), made
+// before the session started.
+func stageWithLinkOut(t *testing.T, files map[string]string, elems ...string) (outside, lower, upper string, s *Stage) {
+	t.Helper()
+	outside = t.TempDir()
+	lower, upper, state := stageDirs(t, files)
+	if err := os.Symlink(outside, filepath.Join(append([]string{lower}, elems...)...)); err != nil {
+		t.Fatal(err)
+	}
+	tickClock(t, filepath.Dir(lower))
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return outside, lower, upper, s
+}

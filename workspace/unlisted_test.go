@@ -18,16 +18,7 @@ import (
 // swap D/x is promoted and q stays inside.
 func TestUnlistedStagedEntryIsNotTheView(t *testing.T) {
 	for _, race := range []bool{false, true} {
-		outside := t.TempDir()
-		lower, upper, state := stageDirs(t, map[string]string{"D/keep.txt": "k"})
-		if err := os.Symlink(outside, filepath.Join(lower, "D", "x")); err != nil { // the user's own link out
-			t.Fatal(err)
-		}
-		tickClock(t, filepath.Dir(lower)) // the link is older than the session
-		s, err := OpenStage(upper, lower, state, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		outside, lower, upper, s := stageWithLinkOut(t, map[string]string{"D/keep.txt": "k"}, "D", "x")
 		if err := os.MkdirAll(filepath.Join(upper, "D", "x"), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -97,16 +88,7 @@ func fileMode(t *testing.T, p string) os.FileMode {
 // link check judges that one, and q -> X/secret, through X -> sub, stays
 // inside; the workspace gets X -> sub, not the link out.
 func TestListedLinkJudgedAsPromoted(t *testing.T) {
-	outside := t.TempDir()
-	lower, upper, state := stageDirs(t, map[string]string{"sub/keep.txt": "k"})
-	if err := os.Symlink(outside, filepath.Join(lower, "X")); err != nil { // the user's own link out
-		t.Fatal(err)
-	}
-	tickClock(t, filepath.Dir(lower))
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	outside, lower, upper, s := stageWithLinkOut(t, map[string]string{"sub/keep.txt": "k"}, "X")
 	for name, target := range map[string]string{"X": "sub", "q": "X/secret"} {
 		if err := os.Symlink(target, filepath.Join(upper, name)); err != nil {
 			t.Fatal(err)
