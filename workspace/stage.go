@@ -239,16 +239,11 @@ func (l *lister) visit(e *fstree.Entry) bool {
 		l.fail(fmt.Errorf("reading the workspace at %s: %w", e.Rel, lerr))
 		return false
 	}
-	// A directory over a workspace directory: opaque hides the
-	// workspace's entries from the sandbox.
-	opq := false
-	if e.IsDir() && inLower && low.IsDir() {
-		opq = opaque(e.Dirfd, e.Name)
-	}
 	// A promoted opaque directory whose entries may have changed: its mtime
 	// or, as the sandbox can set the mtime back (utimensat) but never the
 	// ctime, its ctime moved.
-	if p, ok := l.s.st.Promoted[e.Rel]; ok && opq && (p.Upper.MTime != e.MTime || p.Upper.CTime != e.CTime) {
+	if p, ok := l.s.st.Promoted[e.Rel]; ok && e.IsDir() && inLower && low.IsDir() &&
+		(p.Upper.MTime != e.MTime || p.Upper.CTime != e.CTime) && opaque(e.Dirfd, e.Name) {
 		if err := l.opaqueDeletions(e); err != nil {
 			l.fail(err)
 			return false
@@ -287,10 +282,7 @@ func (l *lister) visit(e *fstree.Entry) bool {
 		}
 		c.Change, c.Type, c.Bytes, c.gone = "deleted", typeOf(low), low.Size, low.IsDir()
 	case e.IsDir():
-		c.opq = opq
-		if !inLower || !low.IsDir() {
-			c.opq = opaque(e.Dirfd, e.Name)
-		}
+		c.opq = opaque(e.Dirfd, e.Name)
 		switch {
 		case !inLower:
 			c.Change = "added"
