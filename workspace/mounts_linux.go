@@ -22,20 +22,13 @@ func unmountBelow(dir string) {
 	if err != nil {
 		return
 	}
-	f, err := os.Open("/proc/self/mountinfo")
+	mounts, err := MountsUnder(abs)
 	if err != nil {
 		return
 	}
-	defer f.Close()
 	var below []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		mp := unescapeMount(fields[4])
-		if mp != abs && Inside(mp, abs) {
+	for _, mp := range mounts {
+		if mp != abs {
 			below = append(below, mp)
 		}
 	}
@@ -43,6 +36,28 @@ func unmountBelow(dir string) {
 	for _, mp := range below {
 		_ = unix.Unmount(mp, unix.MNT_DETACH)
 	}
+}
+
+// MountsUnder lists the mount points at or below the absolute path dir
+// in this process's mount namespace.
+func MountsUnder(dir string) ([]string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		if mp := unescapeMount(fields[4]); Inside(mp, dir) {
+			out = append(out, mp)
+		}
+	}
+	return out, sc.Err()
 }
 
 // unescapeMount undoes mountinfo's octal escapes (\040 for a space).
