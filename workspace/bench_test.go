@@ -3,6 +3,8 @@ package workspace
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/agentbox/agentbox/internal/testutil/fsclock"
 )
 
 // BenchmarkSnapshot60000: one stat snapshot of a 60,000-file workspace
@@ -29,7 +31,7 @@ func benchCopy(b *testing.B, n int) {
 	src := filepath.Join(b.TempDir(), "ws")
 	GenerateTree(b, src, n)
 	store := Store{Dir: filepath.Join(b.TempDir(), "work")}
-	settle(b, src)
+	fsclock.Tick(b, src)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		cp, err := NewCopy(store, src, CopyOptions{Session: "00000000000000000000" + string(rune('a'+i%6)) + "0000" + itoa3(i)})

@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/internal/testutil/fsclock"
 )
 
 // sixChanges makes the six kinds of change of the scripted
@@ -55,28 +55,7 @@ func sixBase(t testing.TB, dir string, n int) {
 		t.Fatal(err)
 	}
 	GenerateTree(t, filepath.Join(dir, "gen"), n)
-	settle(t, dir)
-}
-
-// settle waits (polling, bounded) until the filesystem clock has moved past
-// the last write below dir, so that a session starting now sees those
-// writes as older than itself.
-func settle(t testing.TB, dir string) {
-	t.Helper()
-	probe := func() int64 {
-		c, err := clockProbe(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	first := probe()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
-		if probe() > first {
-			return
-		}
-	}
-	t.Fatal("the filesystem clock did not move")
+	fsclock.Tick(t, dir)
 }
 
 func summary(changes []audit.FileChange) string {

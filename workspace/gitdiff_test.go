@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentbox/agentbox/internal/testutil/fsclock"
 )
 
 // gitDiffSeeds are the seeds that found bugs: they run first, always.
@@ -82,7 +84,7 @@ func gitDiffOne(t *testing.T, seed uint64) (controlFired, ok bool) {
 		plant(t, lower, o.path, o.op)
 		plant(t, control, o.path, o.op)
 	}
-	tickClock(t, base)
+	fsclock.Tick(t, base)
 	s, err := OpenStage(upper, lower, state, nil)
 	if err != nil {
 		t.Fatal(err)

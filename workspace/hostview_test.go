@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agentbox/agentbox/internal/testutil/fsclock"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -148,7 +150,7 @@ func TestTreeModeLinkView(t *testing.T) {
 		if err := os.Symlink(outside, filepath.Join(src, "X")); err != nil {
 			t.Fatal(err)
 		}
-		tickClock(t, src)
+		fsclock.Tick(t, src)
 		store := Store{Dir: filepath.Join(t.TempDir(), "state", "work")}
 		cp, err := NewCopy(store, src, CopyOptions{Session: "0123456789abcdef0124", NoOverlay: true, NoOverlayWhy: "test"})
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentbox/agentbox/internal/testutil/fsclock"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -71,7 +73,7 @@ func TestNpmCiTwiceThenUninstall(t *testing.T) {
 	if err := os.Symlink("../foo/cli.js", filepath.Join(lower, "node_modules/.bin/foo")); err != nil {
 		t.Fatal(err)
 	}
-	tickClock(t, filepath.Dir(lower))
+	fsclock.Tick(t, filepath.Dir(lower))
 	s, err := OpenStage(upper, lower, state, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +159,7 @@ func TestUserDirBelowSandboxDirStays(t *testing.T) {
 func TestUserMovedDirBelowSandboxDirStays(t *testing.T) {
 	old := t.TempDir()
 	put(t, old, "B/notes.txt", "user")
-	tickClock(t, old)
+	fsclock.Tick(t, old)
 	lower, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
 	put(t, upper, "N/a", "a")
 	mustPromote(t, s, "call-1")
@@ -181,7 +183,7 @@ func TestUserMovedDirBelowSandboxDirStays(t *testing.T) {
 func TestHostReplacedOpaqueDirStays(t *testing.T) {
 	old := t.TempDir()
 	put(t, old, "D/mine.txt", "user")
-	tickClock(t, old)
+	fsclock.Tick(t, old)
 	lower, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
 	put(t, upper, "D/a", "a")
 	mustPromote(t, s, "call-1")

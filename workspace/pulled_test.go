@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbox/agentbox/internal/testutil/fsclock"
 )
 
 // The changes a pod brought back into a real copy (the Kubernetes
@@ -25,7 +27,7 @@ func TestHoldPulledDecidesLikePromotion(t *testing.T) {
 	if out, err := exec.Command("git", "-C", src, "init", "-q").CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v %s", err, out)
 	}
-	tickClock(t, src)
+	fsclock.Tick(t, src)
 	store := Store{Dir: filepath.Join(t.TempDir(), "state", "work")}
 	cp, err := NewCopy(store, src, CopyOptions{Session: "0123456789abcdef0123", NoOverlay: true, NoOverlayWhy: "test"})
 	if err != nil {

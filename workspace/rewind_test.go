@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/agentbox/agentbox/internal/testutil/fsclock"
 )
 
 // treeContent maps every file below dir to its content (symlinks to
@@ -77,7 +79,7 @@ func TestRewindRefusesConflicts(t *testing.T) {
 	s, _ := OpenStage(upper, lower, state, nil)
 	put(t, upper, "a.txt", "two")
 	mustPromote(t, s, "call-1")
-	tickClock(t, filepath.Dir(lower))
+	fsclock.Tick(t, filepath.Dir(lower))
 	put(t, lower, "a.txt", "user's edit")
 	if _, err := s.Rewind(""); !errors.Is(err, ErrRewindConflict) {
 		t.Fatalf("rewind over a user's edit: %v", err)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentbox/agentbox/internal/testutil/fsclock"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -23,24 +25,8 @@ func stageDirs(t *testing.T, files map[string]string) (lower, upper, state strin
 	for p, c := range files {
 		put(t, lower, p, c)
 	}
-	tickClock(t, base)
+	fsclock.Tick(t, base)
 	return lower, upper, state
-}
-
-// tickClock waits (polling, with a deadline) until the filesystem clock
-// moved past every entry written so far: the session starts after them.
-func tickClock(t *testing.T, dir string) {
-	t.Helper()
-	first, err := clockProbe(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 1e7; i++ {
-		if now, _ := clockProbe(dir); now > first {
-			return
-		}
-	}
-	t.Fatal("the filesystem clock did not move")
 }
 
 func put(t *testing.T, root, p, content string) {
@@ -273,7 +259,7 @@ func stageWithLinkOut(t *testing.T, files map[string]string, elems ...string) (o
 	if err := os.Symlink(outside, filepath.Join(append([]string{lower}, elems...)...)); err != nil {
 		t.Fatal(err)
 	}
-	tickClock(t, filepath.Dir(lower))
+	fsclock.Tick(t, filepath.Dir(lower))
 	s, err := OpenStage(upper, lower, state, nil)
 	if err != nil {
 		t.Fatal(err)

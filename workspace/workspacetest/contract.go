@@ -18,12 +18,11 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentbox/agentbox/audit"
+	"github.com/agentbox/agentbox/internal/testutil/fsclock"
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/agentbox/agentbox/workspace"
-	"golang.org/x/sys/unix"
 )
 
 // New makes a fresh workspace of the implementation under test on the
@@ -62,7 +61,7 @@ func begin(t *testing.T, newWS New) *session {
 	t.Helper()
 	src, store := filepath.Join(t.TempDir(), "src"), filepath.Join(t.TempDir(), "store")
 	writeTree(t, src, seed)
-	settle(t, src)
+	fsclock.Tick(t, src)
 	s := &session{src: src, store: store, ctx: context.Background()}
 	s.ws = newWS(t, src, store)
 	s.shape = s.ws.Shape()
@@ -314,33 +313,6 @@ func testPend(t *testing.T, newWS New) {
 	if got := readTree(t, s.src); !equal(got, want) {
 		t.Errorf("workspace after apply %v, want %v", got, want)
 	}
-}
-
-// settle waits (polling, bounded) until the filesystem clock has moved
-// past the last write below dir: a copy made now sees the seed as older
-// than the session, not as changed during it.
-func settle(t *testing.T, dir string) {
-	t.Helper()
-	probe := func() int64 {
-		p := filepath.Join(dir, ".clock")
-		if err := os.WriteFile(p, nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		var st unix.Stat_t
-		err := unix.Lstat(p, &st)
-		_ = os.Remove(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st.Ctim.Nano()
-	}
-	first := probe()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
-		if probe() > first {
-			return
-		}
-	}
-	t.Fatal("the filesystem clock did not move")
 }
 
 // changeList is "path change, ..." sorted by path, directories' own
