@@ -13,10 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentbox/agentbox/internal/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // k8sBrokerProbe fetches two paths of the upstream over HTTPS through the
@@ -163,14 +160,7 @@ func TestK8sBrokerDuringProgramEffect(t *testing.T) { brokerDuringProgram(t, k8s
 // attribute a connection (/proc/net/tcp, /proc/PID/fd) is its own kernel's.
 func TestK8sBrokerDuringProgramGVisorEffect(t *testing.T) {
 	be := k8sBroker(t)
-	cfg, err := clientcmd.BuildConfigFromFlags("", testutil.Kubeconfig(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := k8sClient(t)
 	if _, err := cs.NodeV1().RuntimeClasses().Get(context.Background(), "gvisor", metav1.GetOptions{}); err != nil {
 		t.Skipf("no RuntimeClass gvisor on the test cluster (make k8s-up installs it where runsc exists): %v", err)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/agentbox/agentbox/internal/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 var warmRe = regexp.MustCompile(`warm pod from pool \((agentbox-[0-9a-f]+),`)
@@ -48,14 +47,7 @@ func k8sIdlePoolPods(t *testing.T, cs kubernetes.Interface, pid int) int {
 // the same one, and answer. When the keeper ends, its idle pods go.
 func TestK8sPoolExecDefaultPolicy(t *testing.T) {
 	env := k8sEnv(t)
-	cfg, err := clientcmd.BuildConfigFromFlags("", testutil.Kubeconfig(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := k8sClient(t)
 	ws := t.TempDir()
 	// The built-in default policy with half a CPU per sandbox (a file
 	// layered on the default): the keeper's session and its two idle pods

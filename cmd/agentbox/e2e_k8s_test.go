@@ -13,8 +13,6 @@ import (
 
 	"github.com/agentbox/agentbox/internal/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // k8sEnv is the environment of a real binary run on the test cluster,
@@ -130,14 +128,7 @@ func TestK8sMissingImageExit125(t *testing.T) {
 // k8sPods lists the agentbox pods of the test namespace: name -> owner.
 func k8sPods(t *testing.T) map[string]string {
 	t.Helper()
-	cfg, err := clientcmd.BuildConfigFromFlags("", testutil.Kubeconfig(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := k8sClient(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	list, err := cs.CoreV1().Pods("agentbox").List(ctx, metav1.ListOptions{LabelSelector: "agentbox.session"})
