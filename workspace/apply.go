@@ -11,6 +11,7 @@ import (
 	"path"
 	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/internal/fstree"
@@ -238,4 +239,13 @@ func removeGoneParents(root, from *fstree.Root, overlay bool, p string) {
 	}
 	for d := path.Dir(p); root.Remove(d) == nil && d != top; d = path.Dir(d) {
 	}
+}
+
+// isWhiteout reports whether fi is an overlay whiteout (a 0/0 character device).
+func isWhiteout(fi fs.FileInfo) bool {
+	if fi.Mode()&fs.ModeCharDevice == 0 {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Rdev == 0
 }

@@ -217,7 +217,7 @@ func (c *Copy) Scan() ([]audit.FileChange, error) {
 	var ch []audit.FileChange
 	if c.Kind == KindOverlay {
 		var err error
-		if ch, err = ScanUpper(c.Upper(), c.Workspace); err != nil {
+		if ch, err = c.scanOverlay(); err != nil {
 			return nil, err
 		}
 	} else {

@@ -35,12 +35,9 @@ func hostExecuted(p string) bool {
 func (c *Copy) Hazards() ([]StagedChange, error) {
 	var out []StagedChange
 	if c.Kind == KindOverlay {
-		st := c.stage // the session's, with its files.write rules
-		if st == nil {
-			var err error
-			if st, err = OpenStage(c.Upper(), c.Workspace, c.StageDir(), nil); err != nil {
-				return nil, err
-			}
+		st, err := c.listStage()
+		if err != nil {
+			return nil, err
 		}
 		list, err := st.ListAll()
 		if err != nil {
