@@ -126,6 +126,9 @@ func (l *lister) ownGitType(c *StagedChange) (string, string) {
 // The entry is read through descriptors: a link on the way is not
 // followed (the change then meets it when written, and is held).
 func (l *lister) conflict(c *StagedChange) (string, string) {
+	if c.unseen != "" {
+		return HazardConflict, unseenWhy(c.unseen)
+	}
 	cur, err := c.low, error(nil)
 	switch {
 	case c.lowSeen && !c.lowIn:

@@ -30,25 +30,28 @@ import (
 // mark changed it since listed (its ctime moved with the xattr): recorded,
 // that stamp does not send the next listing through opaqueDeletions for
 // a change that is the host's own.
-func markOpaque(up *fstree.Root, rel string, listed fstree.Stamp) (after fstree.Stamp, same bool) {
+//
+// marked says the mark is set.
+func markOpaque(up *fstree.Root, rel string, listed fstree.Stamp) (after fstree.Stamp, same, marked bool) {
 	fd, err := up.ReadDirFd(rel)
 	if err != nil {
-		return after, false
+		return after, false, false
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil {
-		return after, false
+		return after, false, false
 	}
 	same = fstree.StampOf(&st) == listed
-	if unix.Fsetxattr(fd, "user.overlay.opaque", []byte("y"), 0) != nil || !same {
-		return after, false
+	marked = unix.Fsetxattr(fd, "user.overlay.opaque", []byte("y"), 0) == nil
+	if !marked || !same {
+		return after, false, marked
 	}
 	if unix.Fstat(fd, &st) != nil {
-		return after, false
+		return after, false, marked
 	}
 	after = fstree.StampOf(&st)
-	return after, after.Ino == listed.Ino && after.MTime == listed.MTime
+	return after, after.Ino == listed.Ino && after.MTime == listed.MTime, marked
 }
 
 // opaqueDeletions lists, for a promoted opaque directory whose entries
@@ -103,6 +106,8 @@ func (l *lister) opaqueDeletions(e *fstree.Entry) error {
 			if fstree.Changed(pr.Lower, low) {
 				continue
 			}
+		} else if l.madeAbove(e.Rel) != "" {
+			continue // the user's, in a directory promotion made
 		} else if low.IsDir() {
 			// A directory's ctime moves whenever promotion writes into
 			// it; its birth does not.

@@ -116,6 +116,9 @@ func (p *promoter) fail(c *StagedChange, err error) {
 		return
 	}
 	c.Held, c.Why = HazardNotStaged, "could not be promoted: "+err.Error()
+	if c.Change == "deleted" && errors.Is(err, unix.ENOTEMPTY) {
+		c.Why = "kept: entries below it stay in the workspace (held, or never the sandbox's)"
+	}
 	if errors.Is(err, fstree.ErrLinkInPath) {
 		c.Why = "could not be promoted: a symbolic link in the workspace is in its way (never followed); remove the link in the workspace, or have the agent replace it"
 	}
@@ -309,13 +312,16 @@ func (p *promoter) one(c *StagedChange) error {
 				return err
 			}
 		}
-		if err := p.low.Mkdir(rel, c.upper.FileMode().Perm()); err != nil && !errors.Is(err, fs.ErrExist) {
+		err := p.low.Mkdir(rel, c.upper.FileMode().Perm())
+		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
 		if c.Change == "added" {
-			if after, same := markOpaque(p.up, rel, c.upper); same {
+			after, same, marked := markOpaque(p.up, rel, c.upper)
+			if same {
 				c.upper = after // what was listed, marked
 			}
+			c.made = err == nil && marked
 		}
 		return p.record(c)
 	case TypeSymlink:
@@ -362,7 +368,8 @@ func (p *promoter) record(c *StagedChange) error {
 	// finds). Recorded even when gone from the upper directory since: it
 	// is what promotion put in the workspace (a deletion in an opaque
 	// directory is listed only for such an entry).
-	p.s.st.Promoted[c.Path] = promotedEntry{Upper: c.upper, Lower: cur}
+	made := c.made || p.s.st.Promoted[c.Path].Made
+	p.s.st.Promoted[c.Path] = promotedEntry{Upper: c.upper, Lower: cur, Made: made && cur.IsDir()}
 	return nil
 }
 

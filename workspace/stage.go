@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"strings"
 	"sync"
 
@@ -50,6 +51,12 @@ type StagedChange struct {
 	// held, never left out (promotion leaves the workspace's entry
 	// there, and the link check must judge that one).
 	unread string
+	// unseen: an entry below a directory promotion made (named here)
+	// that promotion did not put there: one the sandbox never saw. Its
+	// deletion, expanded from a deleted directory, is held.
+	unseen string
+	// made: promotion made this directory and marked it opaque.
+	made bool
 	// headValid: a file named HEAD read as git's HEAD when listed (not
 	// strict, strict); the promoted copy must read the same.
 	headValid [2]bool
@@ -139,7 +146,7 @@ func (s *Stage) newLister(all bool) (*lister, error) {
 	}
 	git := &gitView{upper: s.Upper, lower: s.Lower, ownGit: own, sticky: s.st.GitDirs, seen: map[string]gitCandidate{}}
 	return &lister{s: s, ownGit: own, all: all, gitView: git, heldDirs: map[string]bool{},
-		low: low, up: up, lowd: newDirFds(low), upd: newDirFds(up), index: map[string]int{}}, nil
+		low: low, up: up, lowd: newDirFds(low), upd: newDirFds(up), index: map[string]int{}, made: map[string]bool{}}, nil
 }
 
 // Close releases the lister's descriptors.
@@ -207,6 +214,9 @@ type lister struct {
 	// descriptor per directory, not a path resolved per entry.
 	lowd, upd *dirFds
 	index     map[string]int // Path -> its index in out (decideAll)
+	// made memoizes madeAbove's identity checks (unseen.go).
+	madeMu sync.Mutex
+	made   map[string]bool
 	conflicts bool           // decide conflicts with the workspace (rw promotion)
 }
 
@@ -343,7 +353,11 @@ func (l *lister) expandDeletions() error {
 			}
 			if !seen[rel] {
 				seen[rel] = true
-				l.out = append(l.out, StagedChange{Path: rel, Change: "deleted", Type: typeOf(e.Stamp), Bytes: e.Size})
+				d := StagedChange{Path: rel, Change: "deleted", Type: typeOf(e.Stamp), Bytes: e.Size}
+				if _, rec := l.s.st.Promoted[rel]; !rec {
+					d.unseen = l.madeAbove(path.Dir(rel))
+				}
+				l.out = append(l.out, d)
 			}
 			return true
 		})
