@@ -215,9 +215,9 @@ type lister struct {
 	lowd, upd *dirFds
 	index     map[string]int // Path -> its index in out (decideAll)
 	// made memoizes madeAbove's identity checks (unseen.go).
-	madeMu sync.Mutex
-	made   map[string]bool
-	conflicts bool           // decide conflicts with the workspace (rw promotion)
+	madeMu    sync.Mutex
+	made      map[string]bool
+	conflicts bool // decide conflicts with the workspace (rw promotion)
 }
 
 // listWorkers is how many goroutines read the staging layer's
