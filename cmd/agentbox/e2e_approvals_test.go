@@ -101,6 +101,10 @@ func TestApprovalsRemember(t *testing.T) {
 	if r := ab.run(t, "exec", "--workspace", ws, "--", cmd+" more"); r.code != 127 {
 		t.Errorf("remembered command: %d %q", r.code, r.stderr)
 	}
+	// --approve deny denies every ask, saved prefixes included.
+	if r := ab.run(t, "exec", "--approve", "deny", "--workspace", ws, "--", cmd+" more"); r.code != 126 || !strings.Contains(r.stderr, "--approve deny") {
+		t.Errorf("--approve deny with the prefix saved: %d %q", r.code, r.stderr)
+	}
 	if r := ab.run(t, "exec", "--workspace", ws, "--", "frobnicate-xyz other"); r.code != 126 {
 		t.Errorf("another command of the same program must still ask: %d %q", r.code, r.stderr)
 	}
