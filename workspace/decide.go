@@ -127,7 +127,13 @@ func (l *lister) ownGitType(c *StagedChange) (string, string) {
 // followed (the change then meets it when written, and is held).
 func (l *lister) conflict(c *StagedChange) (string, string) {
 	if c.unseen != "" {
-		return HazardConflict, unseenWhy(c.unseen)
+		return HazardConflict, c.unseen
+	}
+	// Changed, or added, inside a workspace directory of the user's that
+	// the sandbox never saw: nothing of the sandbox's goes into it.
+	isDir := c.Change != "added" && c.Type == TypeDir && (!c.lowSeen || c.lowIn && c.low.IsDir())
+	if why := l.unseen(c.Path, isDir); why != "" {
+		return HazardConflict, why
 	}
 	cur, err := c.low, error(nil)
 	switch {

@@ -53,6 +53,9 @@ func (p *promoter) hold() error {
 			if err != nil && !goneSinceListed(err) && !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.EISDIR) {
 				return fmt.Errorf("holding %s: %w", c.Path, err)
 			}
+			if err == nil && isWhiteout(st) {
+				p.s.unseal(c.Path) // the sandbox sees the workspace's again
+			}
 			// Not removed: the sandbox made a new entry there since the
 			// listing (a kept process); it stays staged, and the next
 			// listing decides it.

@@ -106,8 +106,10 @@ func (l *lister) opaqueDeletions(e *fstree.Entry) error {
 			if fstree.Changed(pr.Lower, low) {
 				continue
 			}
-		} else if l.madeAbove(e.Rel) != "" {
-			continue // the user's, in a directory promotion made
+		} else if l.unseen(rel, low.IsDir()) != "" {
+			// The user's, never seen by the sandbox (and nothing of the
+			// sandbox's is ever promoted into it): it stays.
+			continue
 		} else if low.IsDir() {
 			// A directory's ctime moves whenever promotion writes into
 			// it; its birth does not.

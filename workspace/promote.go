@@ -66,6 +66,7 @@ func (s *Stage) Promote(callID string) (*Checkpoint, error) {
 	if err := p.hold(); err != nil {
 		return nil, err
 	}
+	p.recordHidden()
 	for rel, st := range s.dirs {
 		if pr, ok := s.st.Promoted[rel]; ok {
 			pr.Upper = st
@@ -117,7 +118,7 @@ func (p *promoter) fail(c *StagedChange, err error) {
 	}
 	c.Held, c.Why = HazardNotStaged, "could not be promoted: "+err.Error()
 	if c.Change == "deleted" && errors.Is(err, unix.ENOTEMPTY) {
-		c.Why = "kept: entries below it stay in the workspace (held, or never the sandbox's)"
+		c.Held, c.Why = HazardConflict, "kept: entries below it stay in the workspace (held, or never the sandbox's)"
 	}
 	if errors.Is(err, fstree.ErrLinkInPath) {
 		c.Why = "could not be promoted: a symbolic link in the workspace is in its way (never followed); remove the link in the workspace, or have the agent replace it"
@@ -312,16 +313,16 @@ func (p *promoter) one(c *StagedChange) error {
 				return err
 			}
 		}
-		err := p.low.Mkdir(rel, c.upper.FileMode().Perm())
-		if err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := p.low.Mkdir(rel, c.upper.FileMode().Perm()); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
+		c.sealed = c.opq
 		if c.Change == "added" {
 			after, same, marked := markOpaque(p.up, rel, c.upper)
 			if same {
 				c.upper = after // what was listed, marked
 			}
-			c.made = err == nil && marked
+			c.sealed = c.sealed || marked
 		}
 		return p.record(c)
 	case TypeSymlink:
@@ -368,8 +369,8 @@ func (p *promoter) record(c *StagedChange) error {
 	// finds). Recorded even when gone from the upper directory since: it
 	// is what promotion put in the workspace (a deletion in an opaque
 	// directory is listed only for such an entry).
-	made := c.made || p.s.st.Promoted[c.Path].Made
-	p.s.st.Promoted[c.Path] = promotedEntry{Upper: c.upper, Lower: cur, Made: made && cur.IsDir()}
+	sealed := c.sealed || p.s.st.Promoted[c.Path].Sealed || p.s.hidden[c.Path].Sealed
+	p.s.st.Promoted[c.Path] = promotedEntry{Upper: c.upper, Lower: cur, Sealed: sealed && cur.IsDir()}
 	return nil
 }
 

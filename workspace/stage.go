@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"strings"
 	"sync"
 
@@ -51,12 +50,11 @@ type StagedChange struct {
 	// held, never left out (promotion leaves the workspace's entry
 	// there, and the link check must judge that one).
 	unread string
-	// unseen: an entry below a directory promotion made (named here)
-	// that promotion did not put there: one the sandbox never saw. Its
-	// deletion, expanded from a deleted directory, is held.
+	// unseen says why this entry is the user's, below a sealed directory
+	// (unseen.go), one the sandbox never saw: its change is held.
 	unseen string
-	// made: promotion made this directory and marked it opaque.
-	made bool
+	// sealed: promotion made this directory sealed (unseen.go).
+	sealed bool
 	// headValid: a file named HEAD read as git's HEAD when listed (not
 	// strict, strict); the promoted copy must read the same.
 	headValid [2]bool
@@ -84,6 +82,9 @@ type Stage struct {
 	// dirs are the promoted opaque directories whose entries List
 	// compared with the workspace: Promote records their stamps.
 	dirs map[string]fstree.Stamp
+	// hidden are the directories List found sealed by a recreated one
+	// above them (unseen.go): Promote records them.
+	hidden map[string]promotedEntry
 	// tree: Upper is a whole tree (a real copy), not an overlay upper
 	// layer: what it lacks is absent, not the workspace's.
 	tree bool
@@ -140,13 +141,16 @@ func (s *Stage) newLister(all bool) (*lister, error) {
 		low.Close()
 		return nil, fmt.Errorf("opening the staging layer: %w", err)
 	}
+	if s.hidden == nil {
+		s.hidden = map[string]promotedEntry{} // a listing not through list (a real copy's)
+	}
 	own := hasOwnGit(s.Lower)
 	if s.st.GitDirs == nil {
 		s.st.GitDirs = map[string]bool{}
 	}
 	git := &gitView{upper: s.Upper, lower: s.Lower, ownGit: own, sticky: s.st.GitDirs, seen: map[string]gitCandidate{}}
 	return &lister{s: s, ownGit: own, all: all, gitView: git, heldDirs: map[string]bool{},
-		low: low, up: up, lowd: newDirFds(low), upd: newDirFds(up), index: map[string]int{}, made: map[string]bool{}}, nil
+		low: low, up: up, lowd: newDirFds(low), upd: newDirFds(up), index: map[string]int{}, made: map[string]bool{}, lowDirs: map[string]bool{}, sealingNow: map[string]bool{}}, nil
 }
 
 // Close releases the lister's descriptors.
@@ -159,6 +163,7 @@ func (l *lister) Close() {
 
 func (s *Stage) list(all bool) ([]StagedChange, error) {
 	s.dirs = map[string]fstree.Stamp{}
+	s.hidden = map[string]promotedEntry{}
 	l, err := s.newLister(all)
 	if err != nil {
 		return nil, err
@@ -214,10 +219,13 @@ type lister struct {
 	// descriptor per directory, not a path resolved per entry.
 	lowd, upd *dirFds
 	index     map[string]int // Path -> its index in out (decideAll)
-	// made memoizes madeAbove's identity checks (unseen.go).
-	madeMu    sync.Mutex
-	made      map[string]bool
-	conflicts bool // decide conflicts with the workspace (rw promotion)
+	// made memoizes stillSealed's identity checks; sealingNow are the
+	// directories this listing seals (unseen.go).
+	madeMu     sync.Mutex
+	made       map[string]bool
+	lowDirs    map[string]bool
+	sealingNow map[string]bool
+	conflicts  bool // decide conflicts with the workspace (rw promotion)
 }
 
 // listWorkers is how many goroutines read the staging layer's
@@ -253,7 +261,7 @@ func (l *lister) visit(e *fstree.Entry) bool {
 	// or, as the sandbox can set the mtime back (utimensat) but never the
 	// ctime, its ctime moved.
 	if p, ok := l.s.st.Promoted[e.Rel]; ok && e.IsDir() && inLower && low.IsDir() &&
-		(p.Upper.MTime != e.MTime || p.Upper.CTime != e.CTime) && opaque(e.Dirfd, e.Name) {
+		(p.Upper.MTime != e.MTime || p.Upper.CTime != e.CTime) && (p.Sealed || opaque(e.Dirfd, e.Name)) {
 		if err := l.opaqueDeletions(e); err != nil {
 			l.fail(err)
 			return false
@@ -300,9 +308,12 @@ func (l *lister) visit(e *fstree.Entry) bool {
 			c.Change = "modified" // a file replaced by a directory
 		case c.opq:
 			c.Change, c.gone = "modified", true // its old entries are gone
+			l.sealing(e.Rel, e.Stamp, low, true)
 		case low.Mode != e.Mode:
 			c.Change = ChangeMode
+			l.sealing(e.Rel, e.Stamp, low, false)
 		default:
+			l.sealing(e.Rel, e.Stamp, low, false)
 			return true // only copied up for an entry below
 		}
 	default:
@@ -354,9 +365,7 @@ func (l *lister) expandDeletions() error {
 			if !seen[rel] {
 				seen[rel] = true
 				d := StagedChange{Path: rel, Change: "deleted", Type: typeOf(e.Stamp), Bytes: e.Size}
-				if _, rec := l.s.st.Promoted[rel]; !rec {
-					d.unseen = l.madeAbove(path.Dir(rel))
-				}
+				d.unseen = l.unseen(rel, e.IsDir())
 				l.out = append(l.out, d)
 			}
 			return true

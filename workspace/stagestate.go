@@ -36,11 +36,10 @@ type stageState struct {
 type promotedEntry struct {
 	Upper fstree.Stamp `json:"upper"`
 	Lower fstree.Stamp `json:"lower"`
-	// Made: a directory promotion made in the workspace and marked
-	// opaque in the upper directory. Below it the sandbox sees only its
-	// own entries: a workspace entry there that promotion did not put is
-	// the user's, never the sandbox's to delete (unseen.go).
-	Made bool `json:"made,omitempty"`
+	// Sealed: a directory the sandbox sees only the upper directory of
+	// (unseen.go): a workspace directory below it that is not recorded
+	// is the user's, never the sandbox's to change or delete.
+	Sealed bool `json:"sealed,omitempty"`
 }
 
 // Checkpoint is one call's promoted change set (calls/<seq>.json), the

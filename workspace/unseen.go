@@ -6,24 +6,51 @@ import (
 	"github.com/agentbox/agentbox/internal/fstree"
 )
 
-// madeAbove is the nearest directory at or above rel that promotion made
-// this session and marked opaque, and that is still that directory (its
-// identity as recorded), "" when none. The sandbox sees only its own
-// entries below such a directory: a workspace entry there that promotion
-// did not put is the user's (made, or moved in with old times, on the
-// host), one the sandbox never saw and so cannot have deleted.
-func (l *lister) madeAbove(rel string) string {
-	for d := rel; d != "." && d != "/" && d != ""; d = path.Dir(d) {
-		if pr, ok := l.s.st.Promoted[d]; ok && pr.Made && l.stillMade(d, pr.Lower) {
-			return d
+// A sealed directory is one the sandbox sees only the upper directory of:
+// promotion made it (and marked it opaque), or it is opaque in the upper
+// directory (recreated: rm -rf D && mkdir D, a file replaced by a
+// directory), or it lay below one being sealed and was only copied up
+// (hidden: node_modules/foo below a recreated node_modules). Every
+// workspace directory the sandbox can see below a sealed one is recorded
+// (promoted or hidden); a workspace directory there that is not is the
+// user's (made, or moved in with old times, on the host): the sandbox
+// never saw it or anything below it, so none of it is the sandbox's to
+// delete or overwrite. (Files the user adds directly are newer than the
+// session: the conflict check holds them by their ctime.)
+
+// unseen says why rel is the user's by that rule ("" when it is not):
+// rel (a workspace directory: isDir) or a workspace directory between it
+// and the nearest sealed one above it is not recorded. (A directory the
+// workspace does not have is one this call adds.)
+func (l *lister) unseen(rel string, isDir bool) string {
+	d := rel
+	if !isDir {
+		d = path.Dir(rel)
+	}
+	user := ""
+	for ; d != "." && d != "/" && d != ""; d = path.Dir(d) {
+		pr, ok := l.s.st.Promoted[d]
+		if !ok {
+			if l.lowDir(d) {
+				user = d // the outermost so far
+			}
+			continue
+		}
+		if pr.Sealed && l.stillSealed(d, pr.Lower) {
+			if user != "" {
+				return user + " was added in the workspace during the session inside " + d +
+					", where the sandbox sees only its own entries: the sandbox never saw it, so nothing of the sandbox's changes it or goes into it"
+			}
+			return ""
 		}
 	}
 	return ""
 }
 
-// stillMade reports whether the workspace directory d is the one
-// promotion recorded (memoized for the listing).
-func (l *lister) stillMade(d string, rec fstree.Stamp) bool {
+// stillSealed reports whether the workspace directory d is the one
+// promotion recorded (memoized for the listing): one the user put in its
+// place is theirs, and the conflict check holds it.
+func (l *lister) stillSealed(d string, rec fstree.Stamp) bool {
 	l.madeMu.Lock()
 	ok, seen := l.made[d]
 	l.madeMu.Unlock()
@@ -38,8 +65,74 @@ func (l *lister) stillMade(d string, rec fstree.Stamp) bool {
 	return ok
 }
 
-// unseenWhy is why an unseen entry's deletion is held.
-func unseenWhy(made string) string {
-	return "added in the workspace during the session, inside " + made +
-		", a directory the sandbox made and sees only its own entries of: the sandbox never saw it, so it is not its to delete"
+// lowDir reports whether the workspace has a directory at d (memoized
+// for the listing).
+func (l *lister) lowDir(d string) bool {
+	l.madeMu.Lock()
+	ok, seen := l.lowDirs[d]
+	l.madeMu.Unlock()
+	if seen {
+		return ok
+	}
+	cur, err := l.lowd.stat(d)
+	ok = err == nil && cur.IsDir()
+	l.madeMu.Lock()
+	l.lowDirs[d] = ok
+	l.madeMu.Unlock()
+	return ok
+}
+
+// sealing notes that the upper directory rel seals its workspace
+// directory in this listing (recreated), and records rel as hidden when
+// it is a directory only copied up below one being sealed: the sandbox
+// sees only its upper copy from now on. Both happen while the walk
+// visits (parents before their entries).
+func (l *lister) sealing(rel string, up, low fstree.Stamp, recreated bool) {
+	l.madeMu.Lock()
+	defer l.madeMu.Unlock()
+	if recreated {
+		l.sealingNow[rel] = true
+		return
+	}
+	if l.sealingNow[path.Dir(rel)] {
+		l.sealingNow[rel] = true
+		l.s.hidden[rel] = promotedEntry{Upper: up, Lower: low, Sealed: true}
+	}
+}
+
+// recordHidden records the hidden directories of this listing whose
+// sealing directory was promoted (none of it or above it held).
+func (p *promoter) recordHidden() {
+	held := map[string]bool{}
+	for _, c := range p.cp.Changes {
+		if c.Held != "" {
+			held[c.Path] = true
+		}
+	}
+	for rel, pe := range p.s.hidden {
+		if _, ok := p.s.st.Promoted[rel]; ok {
+			continue
+		}
+		ok := true
+		for d := rel; d != "."; d = path.Dir(d) {
+			if held[d] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			p.s.st.Promoted[rel] = pe
+		}
+	}
+}
+
+// unseal forgets that rel and the directories below it are sealed: a held
+// deletion put the workspace's rel back in the sandbox's view.
+func (s *Stage) unseal(rel string) {
+	for p, pe := range s.st.Promoted {
+		if pe.Sealed && (p == rel || len(p) > len(rel) && p[:len(rel)] == rel && p[len(rel)] == '/') {
+			pe.Sealed = false
+			s.st.Promoted[p] = pe
+		}
+	}
 }
