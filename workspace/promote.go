@@ -317,7 +317,10 @@ func (p *promoter) one(c *StagedChange) error {
 			return err
 		}
 		c.sealed = c.opq
-		if c.Change == "added" {
+		// Added, or over a file: the overlay looked it up with no
+		// workspace directory below (not opaque below an opaque
+		// parent): marked opaque, it stays the sandbox's alone.
+		if c.Change == "added" || c.lowSeen && c.lowIn && !c.low.IsDir() {
 			after, same, marked := markOpaque(p.up, rel, c.upper)
 			if same {
 				c.upper = after // what was listed, marked

@@ -305,7 +305,7 @@ func (l *lister) visit(e *fstree.Entry) bool {
 		case !inLower:
 			c.Change = "added"
 		case !low.IsDir():
-			c.Change = "modified" // a file replaced by a directory
+			c.Change = "modified" // a file replaced by a directory (sealed once promoted)
 		case c.opq:
 			c.Change, c.gone = "modified", true // its old entries are gone
 			l.sealing(e.Rel, e.Stamp, low, true)

@@ -89,15 +89,21 @@ func (l *lister) lowDir(d string) bool {
 // visits (parents before their entries).
 func (l *lister) sealing(rel string, up, low fstree.Stamp, recreated bool) {
 	l.madeMu.Lock()
-	defer l.madeMu.Unlock()
+	parent := l.sealingNow[path.Dir(rel)]
 	if recreated {
 		l.sealingNow[rel] = true
+	}
+	l.madeMu.Unlock()
+	// A directory of the user's below one sealed before (the sandbox
+	// recreated the parent again and made its own at that name) is not
+	// the sandbox's to record.
+	if recreated || !parent || l.unseen(rel, true) != "" {
 		return
 	}
-	if l.sealingNow[path.Dir(rel)] {
-		l.sealingNow[rel] = true
-		l.s.hidden[rel] = promotedEntry{Upper: up, Lower: low, Sealed: true}
-	}
+	l.madeMu.Lock()
+	defer l.madeMu.Unlock()
+	l.sealingNow[rel] = true
+	l.s.hidden[rel] = promotedEntry{Upper: up, Lower: low, Sealed: true}
 }
 
 // recordHidden records the hidden directories of this listing whose

@@ -1,0 +1,83 @@
+package workspace
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Through a real kernel overlay: the sandbox recreates D (rm -rf D, so D
+// is opaque) and makes the directory D/x where the workspace had a file
+// x (below the opaque D the kernel makes D/x a plain directory, not
+// opaque: promotion marks it, sealed). The files the sandbox then removes
+// in D/x leave the workspace too (found by an attacker's review: they
+// stayed, and the two views differed).
+func TestFileToDirBelowRecreatedDeletions(t *testing.T) {
+	lower, upper, state := stageDirs(t, map[string]string{"D/x": "file", "D/y": "y"})
+	merged := mountKernelOverlay(t, lower, upper)
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh(t, merged, `rm -rf D && mkdir -p D/x && echo 1 > D/x/f && echo 1 > D/x/g`)
+	if h := heldRules(mustPromote(t, s, "c1")); len(h) != 0 {
+		t.Fatalf("c1 held: %v", h)
+	}
+	sh(t, merged, `rm D/x/f`)
+	cp := mustPromote(t, s, "c2")
+	logCP(t, "c2", cp)
+	if exists(filepath.Join(lower, "D/x/f")) {
+		t.Errorf("rm D/x/f: the workspace still has D/x/f (the sandbox does not: %v)", exists(filepath.Join(merged, "D/x/f")))
+	}
+	sh(t, merged, `rm -rf D/x && mkdir D/x`)
+	cp = mustPromote(t, s, "c3")
+	logCP(t, "c3", cp)
+	if exists(filepath.Join(lower, "D/x/g")) {
+		t.Errorf("rm -rf D/x && mkdir D/x: the workspace still has D/x/g (the sandbox does not: %v)", exists(filepath.Join(merged, "D/x/g")))
+	}
+}
+
+// Through a real kernel overlay: the sandbox recreates D (sealed); the
+// user moves their old directory B into D on the host; the sandbox
+// recreates D again and, not seeing B, makes a directory D/B of its own
+// (npm ci twice, B a package name). Its write into D/B is held ("never
+// saw"), and the user's D/B is not recorded as a hidden directory of the
+// sandbox's: the sandbox's next rm -rf D leaves the user's files (found by
+// an attacker's review: they were deleted).
+func TestRecreateOverMovedInDirNotRecorded(t *testing.T) {
+	for _, rm := range []string{"rm -rf D"} {
+		t.Run(strings.ReplaceAll(rm, "/", "_"), func(t *testing.T) {
+			b := oldUserDir(t)
+			lower, upper, state := stageDirs(t, map[string]string{"D/x": "x", "keep.txt": "k"})
+			merged := mountKernelOverlay(t, lower, upper)
+			s, err := OpenStage(upper, lower, state, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sh(t, merged, `rm -rf D && mkdir D && echo y > D/y`)
+			if h := heldRules(mustPromote(t, s, "c1")); len(h) != 0 {
+				t.Fatalf("c1 held: %v", h)
+			}
+			if err := os.Rename(b, filepath.Join(lower, "D/B")); err != nil {
+				t.Fatal(err)
+			}
+			sh(t, merged, `rm -rf D && mkdir -p D/B && echo sandbox > D/B/other.txt`)
+			cp := mustPromote(t, s, "c2")
+			logCP(t, "c2", cp)
+			sh(t, merged, rm)
+			cp = mustPromote(t, s, "c3")
+			logCP(t, "c3", cp)
+			for _, c := range changesOf(cp) {
+				if c.Path == "D/B/notes.txt" && c.Held == "" {
+					t.Errorf("%s: the deletion of the user's D/B/notes.txt (never seen by the sandbox) is allowed (%s)", rm, c.Change)
+				}
+			}
+			for _, p := range []string{"D/B/notes.txt", "D/B/sub/deep.txt"} {
+				if !exists(filepath.Join(lower, p)) {
+					t.Errorf("%s: the user's %s (moved in, never seen by the sandbox) was deleted", rm, p)
+				}
+			}
+		})
+	}
+}
