@@ -11,14 +11,19 @@ import (
 	"github.com/agentbox/agentbox/internal/fstree"
 )
 
-// listStage is the overlay copy's staging engine: the session's (with its
-// files.write rules), or, for a copy opened from the store, one opened on
-// its records (the built-in hazards alone).
-func (c *Copy) listStage() (*Stage, error) {
-	if c.stage != nil {
-		return c.stage, nil
+// listAll lists every change of an overlay copy, decided, with its
+// staging engine: the session's (with its files.write rules), or, for a
+// copy opened from the store, one opened on its records (the built-in
+// hazards alone).
+func (c *Copy) listAll() ([]StagedChange, error) {
+	st := c.stage
+	if st == nil {
+		var err error
+		if st, err = OpenStage(c.Upper(), c.Workspace, c.StageDir(), nil); err != nil {
+			return nil, err
+		}
 	}
-	return OpenStage(c.Upper(), c.Workspace, c.StageDir(), nil)
+	return st.ListAll()
 }
 
 // scanOverlay lists what an overlay copy holds against the workspace as
@@ -30,11 +35,7 @@ func (c *Copy) listStage() (*Stage, error) {
 // file as deleted; a file that replaced a directory is added, the
 // directory's entries deleted).
 func (c *Copy) scanOverlay() ([]audit.FileChange, error) {
-	st, err := c.listStage()
-	if err != nil {
-		return nil, err
-	}
-	list, err := st.ListAll()
+	list, err := c.listAll()
 	if err != nil {
 		return nil, err
 	}

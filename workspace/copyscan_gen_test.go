@@ -24,18 +24,7 @@ import (
 // merged view by content says (path, change, bytes, sum). Seeds that found
 // bugs are kept in the list.
 func TestCopyScanMatchesMergedView(t *testing.T) {
-	seeds := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}
-	if s := os.Getenv("AGENTBOX_SCAN_SEED"); s != "" {
-		var n int64
-		fmt.Sscan(s, &n)
-		seeds = []int64{n}
-	} else if !testing.Short() {
-		now := time.Now().UnixNano()
-		for i := range 20 {
-			seeds = append(seeds, now+int64(i))
-		}
-	}
-	for _, seed := range seeds {
+	for _, seed := range genSeeds("AGENTBOX_SCAN_SEED", 20) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewSource(seed))
 			src := filepath.Join(t.TempDir(), "ws")
@@ -65,6 +54,28 @@ func TestCopyScanMatchesMergedView(t *testing.T) {
 			}
 		})
 	}
+}
+
+// genSeeds are a generative test's seeds: 1..n (those that found bugs
+// stay among them) and, unless -short, n more from the clock; the one
+// seed in the environment variable env instead, to replay a failure.
+func genSeeds(env string, n int) []int64 {
+	if s := os.Getenv(env); s != "" {
+		var seed int64
+		fmt.Sscan(s, &seed)
+		return []int64{seed}
+	}
+	var seeds []int64
+	for i := range n {
+		seeds = append(seeds, int64(i+1))
+	}
+	if !testing.Short() {
+		now := time.Now().UnixNano()
+		for i := range n {
+			seeds = append(seeds, now+int64(i))
+		}
+	}
+	return seeds
 }
 
 func changeLines(cs []audit.FileChange) string {

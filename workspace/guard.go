@@ -35,11 +35,7 @@ func hostExecuted(p string) bool {
 func (c *Copy) Hazards() ([]StagedChange, error) {
 	var out []StagedChange
 	if c.Kind == KindOverlay {
-		st, err := c.listStage()
-		if err != nil {
-			return nil, err
-		}
-		list, err := st.ListAll()
+		list, err := c.listAll()
 		if err != nil {
 			return nil, err
 		}

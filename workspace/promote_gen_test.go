@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentbox/agentbox/internal/testutil/fsclock"
 )
@@ -21,28 +20,9 @@ import (
 // held, and nothing is held as a conflict or a failed promotion. Seeds
 // that found bugs are kept in the list.
 func TestPromotionMatchesMergedView(t *testing.T) {
-	seeds := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
-	if s := os.Getenv("AGENTBOX_PROMOTE_SEED"); s != "" {
-		var n int64
-		fmt.Sscan(s, &n)
-		seeds = []int64{n}
-	} else if !testing.Short() {
-		now := time.Now().UnixNano()
-		for i := range 10 {
-			seeds = append(seeds, now+int64(i))
-		}
-	}
-	for _, seed := range seeds {
+	for _, seed := range genSeeds("AGENTBOX_PROMOTE_SEED", 10) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			r := rand.New(rand.NewSource(seed))
-			lower, upper, state := stageDirs(t, nil)
-			genLower(r, lower)
-			fsclock.Tick(t, lower) // the tree is older than the session
-			merged := mountKernelOverlay(t, lower, upper)
-			s, err := OpenStage(upper, lower, state, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r, lower, merged, s := genSession(t, seed, nil)
 			var ops []string
 			for call := range 2 + r.Intn(5) {
 				for range 1 + r.Intn(8) {
@@ -109,29 +89,15 @@ func viewDiff(a, b map[string]entryView) string {
 // they were, as long as the directory stays sealed (a held deletion that
 // shows the workspace's directory to the sandbox again unseals it).
 func TestPromotionKeepsMovedInUserFiles(t *testing.T) {
-	seeds := []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
-	if !testing.Short() {
-		now := time.Now().UnixNano()
-		for i := range 10 {
-			seeds = append(seeds, now+int64(i))
-		}
-	}
-	for _, seed := range seeds {
+	for _, seed := range genSeeds("AGENTBOX_MOVEDIN_SEED", 10) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			r := rand.New(rand.NewSource(seed))
-			lower, upper, state := stageDirs(t, nil)
-			genLower(r, lower)
 			old := t.TempDir()
-			for i := range 3 {
-				put(t, old, fmt.Sprintf("U%d/notes.txt", i), fmt.Sprintf("user %d", i))
-				put(t, old, fmt.Sprintf("U%d/sub/deep.txt", i), fmt.Sprintf("deep %d", i))
-			}
-			fsclock.Tick(t, lower)
-			merged := mountKernelOverlay(t, lower, upper)
-			s, err := OpenStage(upper, lower, state, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r, lower, merged, s := genSession(t, seed, func() {
+				for i := range 3 {
+					put(t, old, fmt.Sprintf("U%d/notes.txt", i), fmt.Sprintf("user %d", i))
+					put(t, old, fmt.Sprintf("U%d/sub/deep.txt", i), fmt.Sprintf("deep %d", i))
+				}
+			})
 			var ops []string
 			moved := map[string]string{} // user dir -> the sealed directory it went into
 			for call := range 3 + r.Intn(5) {
@@ -163,10 +129,30 @@ func TestPromotionKeepsMovedInUserFiles(t *testing.T) {
 				}
 				for f, want := range map[string]string{"notes.txt": "user " + u[1:], "sub/deep.txt": "deep " + u[1:]} {
 					if got := readOr(filepath.Join(lower, d, u, f)); got != want {
-						t.Errorf("seed %d: the user's %s/%s/%s (moved into a sealed directory) is %q\nops:\n  %s", seed, d, u, f, got, strings.Join(ops, "\n  "))
+						t.Errorf("seed %d (AGENTBOX_MOVEDIN_SEED=%d): the user's %s/%s/%s (moved into a sealed directory) is %q\nops:\n  %s", seed, seed, d, u, f, got, strings.Join(ops, "\n  "))
 					}
 				}
 			}
 		})
 	}
+}
+
+// genSession starts a generated session: a random workspace older than
+// the session (and whatever before makes, older too), mounted under a
+// real kernel overlay, and its stage.
+func genSession(t *testing.T, seed int64, before func()) (*rand.Rand, string, string, *Stage) {
+	t.Helper()
+	r := rand.New(rand.NewSource(seed))
+	lower, upper, state := stageDirs(t, nil)
+	genLower(r, lower)
+	if before != nil {
+		before()
+	}
+	fsclock.Tick(t, lower)
+	merged := mountKernelOverlay(t, lower, upper)
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, lower, merged, s
 }

@@ -51,35 +51,30 @@ func (l *lister) unseen(rel string, isDir bool) string {
 // promotion recorded (memoized for the listing): one the user put in its
 // place is theirs, and the conflict check holds it.
 func (l *lister) stillSealed(d string, rec fstree.Stamp) bool {
+	return l.memo(l.made, d, func(cur fstree.Stamp) bool { return cur.Ino == rec.Ino && cur.Dev == rec.Dev })
+}
+
+// memo answers whether the workspace has a directory at d for which ok
+// holds, once per listing (m is the answers so far).
+func (l *lister) memo(m map[string]bool, d string, ok func(fstree.Stamp) bool) bool {
 	l.madeMu.Lock()
-	ok, seen := l.made[d]
+	v, seen := m[d]
 	l.madeMu.Unlock()
 	if seen {
-		return ok
+		return v
 	}
 	cur, err := l.lowd.stat(d)
-	ok = err == nil && cur.IsDir() && cur.Ino == rec.Ino && cur.Dev == rec.Dev
+	v = err == nil && cur.IsDir() && ok(cur)
 	l.madeMu.Lock()
-	l.made[d] = ok
+	m[d] = v
 	l.madeMu.Unlock()
-	return ok
+	return v
 }
 
 // lowDir reports whether the workspace has a directory at d (memoized
 // for the listing).
 func (l *lister) lowDir(d string) bool {
-	l.madeMu.Lock()
-	ok, seen := l.lowDirs[d]
-	l.madeMu.Unlock()
-	if seen {
-		return ok
-	}
-	cur, err := l.lowd.stat(d)
-	ok = err == nil && cur.IsDir()
-	l.madeMu.Lock()
-	l.lowDirs[d] = ok
-	l.madeMu.Unlock()
-	return ok
+	return l.memo(l.lowDirs, d, func(fstree.Stamp) bool { return true })
 }
 
 // sealing notes that the upper directory rel seals its workspace

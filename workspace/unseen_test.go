@@ -18,6 +18,33 @@ func oldUserDir(t *testing.T) string {
 	return filepath.Join(old, "B")
 }
 
+// moveIn moves the user's directory b to rel in the workspace lower.
+func moveIn(t *testing.T, b, lower, rel string) {
+	t.Helper()
+	if err := os.Rename(b, filepath.Join(lower, rel)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rmrf is the sandbox's rm -rf of the workspace's rel: gone from the
+// upper directory, a whiteout in its place.
+func rmrf(t *testing.T, upper, rel string) {
+	t.Helper()
+	if err := os.RemoveAll(filepath.Join(upper, rel)); err != nil {
+		t.Fatal(err)
+	}
+	whiteout(t, upper, rel)
+}
+
+// userFileStays fails the test when the user's file rel is gone from the
+// workspace lower after the checkpoint cp.
+func userFileStays(t *testing.T, lower, rel string, cp *Checkpoint) {
+	t.Helper()
+	if !exists(filepath.Join(lower, rel)) {
+		t.Errorf("the user's %s was deleted; held: %v", rel, heldRules(cp))
+	}
+}
+
 func readStr(p string) string { b, _ := os.ReadFile(p); return string(b) }
 
 // The user's directories moved into directories the sandbox sees only
@@ -32,9 +59,7 @@ func TestUnseenMovedInOverwrittenBySandboxWrite(t *testing.T) {
 	lower, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
 	put(t, upper, "N/a", "a")
 	mustPromote(t, s, "c1")
-	if err := os.Rename(b, filepath.Join(lower, "N/B")); err != nil {
-		t.Fatal(err)
-	}
+	moveIn(t, b, lower, "N/B")
 	put(t, upper, "N/B/notes.txt", "sandbox")
 	cp := mustPromote(t, s, "c2")
 	logCP(t, "c2", cp)
@@ -51,16 +76,11 @@ func TestUnseenMovedInRecreatedDirRmRf(t *testing.T) {
 	put(t, upper, "D/y", "y")
 	setOpq(t, upper, "D")
 	logCP(t, "c1", mustPromote(t, s, "c1"))
-	if err := os.Rename(b, filepath.Join(lower, "D/B")); err != nil {
-		t.Fatal(err)
-	}
-	os.RemoveAll(filepath.Join(upper, "D"))
-	whiteout(t, upper, "D")
+	moveIn(t, b, lower, "D/B")
+	rmrf(t, upper, "D")
 	cp := mustPromote(t, s, "c2")
 	logCP(t, "c2", cp)
-	if !exists(filepath.Join(lower, "D/B/notes.txt")) {
-		t.Errorf("the user's D/B/notes.txt was deleted; held: %v", heldRules(cp))
-	}
+	userFileStays(t, lower, "D/B/notes.txt", cp)
 }
 
 // Same, the sandbox only removes D/y (opaqueDeletions).
@@ -70,15 +90,11 @@ func TestUnseenMovedInRecreatedDirRmEntry(t *testing.T) {
 	put(t, upper, "D/y", "y")
 	setOpq(t, upper, "D")
 	logCP(t, "c1", mustPromote(t, s, "c1"))
-	if err := os.Rename(b, filepath.Join(lower, "D/B")); err != nil {
-		t.Fatal(err)
-	}
+	moveIn(t, b, lower, "D/B")
 	os.Remove(filepath.Join(upper, "D/y"))
 	cp := mustPromote(t, s, "c2")
 	logCP(t, "c2", cp)
-	if !exists(filepath.Join(lower, "D/B/notes.txt")) {
-		t.Errorf("the user's D/B/notes.txt was deleted; held: %v", heldRules(cp))
-	}
+	userFileStays(t, lower, "D/B/notes.txt", cp)
 }
 
 // A workspace file F replaced by a directory (rm F; mkdir F: opaque,
@@ -90,16 +106,11 @@ func TestUnseenMovedInFileReplacedByDirRmRf(t *testing.T) {
 	put(t, upper, "F/x", "x")
 	setOpq(t, upper, "F")
 	logCP(t, "c1", mustPromote(t, s, "c1"))
-	if err := os.Rename(b, filepath.Join(lower, "F/B")); err != nil {
-		t.Fatal(err)
-	}
-	os.RemoveAll(filepath.Join(upper, "F"))
-	whiteout(t, upper, "F")
+	moveIn(t, b, lower, "F/B")
+	rmrf(t, upper, "F")
 	cp := mustPromote(t, s, "c2")
 	logCP(t, "c2", cp)
-	if !exists(filepath.Join(lower, "F/B/notes.txt")) {
-		t.Errorf("the user's F/B/notes.txt was deleted; held: %v", heldRules(cp))
-	}
+	userFileStays(t, lower, "F/B/notes.txt", cp)
 }
 
 // A made dir N replaced by a file (call 2) and by a directory again
@@ -116,16 +127,11 @@ func TestUnseenMovedInMadeDirFileDirAgain(t *testing.T) {
 	put(t, upper, "N/c", "c")
 	setOpq(t, upper, "N")
 	logCP(t, "c3", mustPromote(t, s, "c3"))
-	if err := os.Rename(b, filepath.Join(lower, "N/B")); err != nil {
-		t.Fatal(err)
-	}
-	os.RemoveAll(filepath.Join(upper, "N"))
-	whiteout(t, upper, "N")
+	moveIn(t, b, lower, "N/B")
+	rmrf(t, upper, "N")
 	cp := mustPromote(t, s, "c4")
 	logCP(t, "c4", cp)
-	if !exists(filepath.Join(lower, "N/B/notes.txt")) {
-		t.Errorf("the user's N/B/notes.txt was deleted; held: %v", heldRules(cp))
-	}
+	userFileStays(t, lower, "N/B/notes.txt", cp)
 }
 
 // After the held rm -rf N (its whiteout removed: the sandbox sees the
@@ -136,11 +142,8 @@ func TestUnseenMadeStaleAfterHeldRemoval(t *testing.T) {
 	lower, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
 	put(t, upper, "N/a", "a")
 	mustPromote(t, s, "c1")
-	if err := os.Rename(b, filepath.Join(lower, "N/B")); err != nil {
-		t.Fatal(err)
-	}
-	os.RemoveAll(filepath.Join(upper, "N"))
-	whiteout(t, upper, "N")
+	moveIn(t, b, lower, "N/B")
+	rmrf(t, upper, "N")
 	logCP(t, "c2", mustPromote(t, s, "c2"))
 	listUpper(t, upper) // N gone from upper: the sandbox now sees lower N (and B)
 	// The sandbox, seeing N/B, removes it: N copied up (plain, merged), whiteout N/B.
@@ -164,9 +167,7 @@ func TestUnseenSandboxFileInMovedInDirRemoved(t *testing.T) {
 	lower, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
 	put(t, upper, "N/a", "a")
 	mustPromote(t, s, "c1")
-	if err := os.Rename(b, filepath.Join(lower, "N/B")); err != nil {
-		t.Fatal(err)
-	}
+	moveIn(t, b, lower, "N/B")
 	put(t, upper, "N/B/f", "f")
 	cp := mustPromote(t, s, "c2")
 	logCP(t, "c2", cp)
