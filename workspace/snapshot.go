@@ -69,14 +69,6 @@ func SnapshotWith(dir string, lim SnapshotLimits) (Snap, error) {
 	return s, nil
 }
 
-func relSlash(dir, p string) string {
-	rel, err := filepath.Rel(dir, p)
-	if err != nil {
-		return p
-	}
-	return filepath.ToSlash(rel)
-}
-
 // Diff lists what changed between two snapshots of the same directory,
 // sorted by path: additions, edits, deletions, mode changes and symlink
 // changes. Only entries whose stat data differ are read (hashed), so its
