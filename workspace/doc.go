@@ -5,7 +5,9 @@
 // copy, a real copy, or a real copy pulled back over the channel); the
 // contract suite in workspacetest runs on each. Beneath them: detecting
 // what a session changed (Snapshot, Diff), copying the directory
-// (CopyTree, NewCopy), the one change engine that decides and promotes an
-// overlay's upper layer (Stage), carrying a copy's changes back (Apply)
-// and exporting them (Export).
+// (CopyTree, NewCopy), the one change engine that reads, decides and
+// promotes an overlay's upper layer (Stage: the only reader of an upper
+// directory, a copy's change list included; directories the sandbox alone
+// sees are sealed, unseen.go), carrying a copy's changes back (Apply) and
+// exporting them (Export).
 package workspace
