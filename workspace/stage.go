@@ -268,6 +268,9 @@ func (l *lister) visit(e *fstree.Entry) bool {
 		}
 	}
 	if p, ok := l.s.st.Promoted[e.Rel]; ok && !fstree.Changed(p.Upper, e.Stamp) && (!inLower || !fstree.Changed(p.Lower, low) || e.IsDir()) {
+		if e.IsDir() && inLower && low.IsDir() && !p.Sealed {
+			l.sealing(e.Rel, e.Stamp, low, false) // below a directory recreated now
+		}
 		return true // promoted already, untouched since
 	}
 	if k, ok := l.s.st.Kept[e.Rel]; ok && !l.all && !fstree.Changed(k.Upper, e.Stamp) && (!inLower || !fstree.Changed(k.Lower, low) || e.IsDir()) {

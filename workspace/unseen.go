@@ -111,8 +111,9 @@ func (p *promoter) recordHidden() {
 		}
 	}
 	for rel, pe := range p.s.hidden {
-		if _, ok := p.s.st.Promoted[rel]; ok {
-			continue
+		if pr, ok := p.s.st.Promoted[rel]; ok {
+			pe = pr // recorded before (a mode change): sealed from now on
+			pe.Sealed = true
 		}
 		ok := true
 		for d := rel; d != "."; d = path.Dir(d) {

@@ -81,3 +81,32 @@ func TestRecreateOverMovedInDirNotRecorded(t *testing.T) {
 		})
 	}
 }
+
+// Through a real kernel overlay: a directory recorded for a mode change
+// (call 1) lies below one the sandbox then recreates (call 2): it is
+// sealed from then on, and a deletion in it (no whiteout) reaches the
+// workspace (call 3).
+func TestRecordedDirBelowRecreatedSealed(t *testing.T) {
+	lower, upper, state := stageDirs(t, map[string]string{"P/X/old": "o", "P/X/keep": "k"})
+	merged := mountKernelOverlay(t, lower, upper)
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh(t, merged, `chmod 700 P/X`)
+	mustPromote(t, s, "c1")
+	sh(t, merged, `cp -a P /tmp/.agentbox-p-$$ && rm -rf P && mv /tmp/.agentbox-p-$$ P`)
+	if h := heldRules(mustPromote(t, s, "c2")); len(h) != 0 {
+		t.Fatalf("c2 held: %v", h)
+	}
+	sh(t, merged, `rm P/X/old`)
+	if h := heldRules(mustPromote(t, s, "c3")); len(h) != 0 {
+		t.Fatalf("c3 held: %v", h)
+	}
+	if exists(filepath.Join(lower, "P/X/old")) {
+		t.Errorf("rm P/X/old: the workspace still has it (the sandbox does not: %v)", exists(filepath.Join(merged, "P/X/old")))
+	}
+	if !exists(filepath.Join(lower, "P/X/keep")) {
+		t.Errorf("P/X/keep is gone from the workspace")
+	}
+}
