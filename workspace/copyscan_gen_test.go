@@ -127,7 +127,7 @@ func genOp(r *rand.Rand, merged string) string {
 	content := []byte(strings.Repeat("z", r.Intn(3)))
 	var err error
 	op := ""
-	switch r.Intn(12) {
+	switch r.Intn(14) {
 	case 0:
 		op = "write"
 		_ = os.MkdirAll(filepath.Dir(p), 0o755)
@@ -175,6 +175,9 @@ func genOp(r *rand.Rand, merged string) string {
 	case 10:
 		op = "mkdir"
 		err = os.MkdirAll(p, 0o755)
+	case 12, 13:
+		op = "recreate same" // rm -rf and write it all again, as npm ci does
+		err = recreateSame(p)
 	case 11:
 		op = "file over"
 		_ = os.RemoveAll(p)
@@ -185,6 +188,65 @@ func genOp(r *rand.Rand, merged string) string {
 		return fmt.Sprintf("%s %s (%v)", op, rel, err)
 	}
 	return op + " " + rel
+}
+
+// recreateSame removes the directory p and makes it again with the same
+// entries, contents, links and modes.
+func recreateSame(p string) error {
+	type ent struct {
+		rel, target string
+		mode        fs.FileMode
+		data        []byte
+	}
+	var ents []ent
+	err := filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		e := ent{rel: strings.TrimPrefix(q, p), mode: fi.Mode()}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			e.target, err = os.Readlink(q)
+		case fi.Mode().IsRegular():
+			e.data, err = os.ReadFile(q)
+		}
+		ents = append(ents, e)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if len(ents) == 0 || !ents[0].mode.IsDir() {
+		return fmt.Errorf("not a directory")
+	}
+	if err := os.RemoveAll(p); err != nil {
+		return err
+	}
+	for _, e := range ents {
+		q := p + e.rel
+		switch {
+		case e.mode.IsDir():
+			err = os.Mkdir(q, e.mode.Perm())
+		case e.mode&fs.ModeSymlink != 0:
+			err = os.Symlink(e.target, q)
+		default:
+			err = os.WriteFile(q, e.data, e.mode.Perm())
+		}
+		if err != nil {
+			return err
+		}
+		if !e.mode.IsDir() && e.mode&fs.ModeSymlink == 0 {
+			err = os.Chmod(q, e.mode.Perm())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type entryView struct {
