@@ -14,7 +14,8 @@ import (
 // listAll lists every change of an overlay copy, decided, with its
 // staging engine: the session's (with its files.write rules), or, for a
 // copy opened from the store, one opened on its records (the built-in
-// hazards alone).
+// hazards alone; OpenStage makes the records' directory when missing,
+// so the copy's state directory must be writable).
 func (c *Copy) listAll() ([]StagedChange, error) {
 	st := c.stage
 	if st == nil {
@@ -84,12 +85,13 @@ func fileChange(sc StagedChange) (audit.FileChange, bool) {
 // of its target as listed), "" past the bound (the list is then
 // incomplete) or when it cannot be read.
 func (h *hasher) sumIn(root *fstree.Root, sc StagedChange) string {
-	switch sc.Type {
-	case TypeSymlink:
+	switch {
+	case sc.unread != "":
+		return "" // changed while listed: no sum (apply refuses it)
+	case sc.Type == TypeSymlink:
 		s := sha256.Sum256([]byte("symlink:" + sc.target))
 		return hex.EncodeToString(s[:])
-	case TypeFile:
-	default:
+	case sc.Type != TypeFile:
 		return ""
 	}
 	if h.done+sc.Bytes > h.max {

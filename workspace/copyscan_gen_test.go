@@ -24,7 +24,7 @@ import (
 // merged view by content says (path, change, bytes, sum). Seeds that found
 // bugs are kept in the list.
 func TestCopyScanMatchesMergedView(t *testing.T) {
-	for _, seed := range genSeeds("AGENTBOX_SCAN_SEED", 20) {
+	for _, seed := range genSeeds(t, "AGENTBOX_SCAN_SEED", 20) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewSource(seed))
 			src := filepath.Join(t.TempDir(), "ws")
@@ -57,12 +57,15 @@ func TestCopyScanMatchesMergedView(t *testing.T) {
 }
 
 // genSeeds are a generative test's seeds: 1..n (those that found bugs
-// stay among them) and, unless -short, n more from the clock; the one
-// seed in the environment variable env instead, to replay a failure.
-func genSeeds(env string, n int) []int64 {
+// stay among them) and, unless -short, n more from the clock (new cases
+// every run; a failure prints its seed); the one seed in the environment
+// variable env instead, to replay a failure.
+func genSeeds(t *testing.T, env string, n int) []int64 {
 	if s := os.Getenv(env); s != "" {
 		var seed int64
-		fmt.Sscan(s, &seed)
+		if _, err := fmt.Sscan(s, &seed); err != nil {
+			t.Fatalf("%s=%q: want a seed (an integer)", env, s)
+		}
 		return []int64{seed}
 	}
 	var seeds []int64

@@ -53,12 +53,12 @@ func (p *promoter) hold() error {
 			if err != nil && !goneSinceListed(err) && !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.EISDIR) {
 				return fmt.Errorf("holding %s: %w", c.Path, err)
 			}
-			if err == nil && isWhiteout(st) {
-				p.s.unseal(c.Path) // the sandbox sees the workspace's again
-			}
 			// Not removed: the sandbox made a new entry there since the
 			// listing (a kept process); it stays staged, and the next
 			// listing decides it.
+			if err == nil && c.Type == TypeDir {
+				p.s.unseal(c.Path) // the sandbox sees the workspace's again
+			}
 			continue
 		}
 		err = p.s.scrubOut(up, c.Path, filepath.Join(dst, filepath.FromSlash(c.Path)), fmt.Sprintf("%d-%d", p.cp.Seq, i))
@@ -74,6 +74,11 @@ func (p *promoter) hold() error {
 			return fmt.Errorf("holding %s: %w", c.Path, err)
 		}
 		moved[c.Path] = true
+		if st.IsDir() {
+			// A held directory (a recreation, say) is out of the upper
+			// directory: the sandbox sees the workspace's again.
+			p.s.unseal(c.Path)
+		}
 		// What the sandbox last saw promoted here stays recorded: the
 		// workspace still has it, and the next change at this name is
 		// judged against it (not as a conflict with agentbox's own write).

@@ -9,8 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// markOpaque marks the upper directory rel, new in the sandbox's view and
-// just promoted into the workspace, as overlay-opaque.
+// markOpaque marks the upper directory rel, just promoted into the
+// workspace where it had no directory (new in the sandbox's view, or in
+// place of a file), as overlay-opaque; marked, the directory is sealed
+// (unseen.go).
 //
 // The overlay looked rel up when it had no lower directory, and keeps
 // that: the sandbox's deletions and renames inside it leave no whiteout,

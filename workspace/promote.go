@@ -118,7 +118,7 @@ func (p *promoter) fail(c *StagedChange, err error) {
 	}
 	c.Held, c.Why = HazardNotStaged, "could not be promoted: "+err.Error()
 	if c.Change == "deleted" && errors.Is(err, unix.ENOTEMPTY) {
-		c.Held, c.Why = HazardConflict, "kept: entries below it stay in the workspace (held, or never the sandbox's)"
+		c.Held, c.Why = HazardConflict, "kept: entries below it stay in the workspace (held, or never the sandbox's); review them and delete them on the host to finish the removal"
 	}
 	if errors.Is(err, fstree.ErrLinkInPath) {
 		c.Why = "could not be promoted: a symbolic link in the workspace is in its way (never followed); remove the link in the workspace, or have the agent replace it"

@@ -20,7 +20,7 @@ import (
 // held, and nothing is held as a conflict or a failed promotion. Seeds
 // that found bugs are kept in the list.
 func TestPromotionMatchesMergedView(t *testing.T) {
-	for _, seed := range genSeeds("AGENTBOX_PROMOTE_SEED", 10) {
+	for _, seed := range genSeeds(t, "AGENTBOX_PROMOTE_SEED", 10) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r, lower, merged, s := genSession(t, seed, nil)
 			var ops []string
@@ -89,7 +89,7 @@ func viewDiff(a, b map[string]entryView) string {
 // they were, as long as the directory stays sealed (a held deletion that
 // shows the workspace's directory to the sandbox again unseals it).
 func TestPromotionKeepsMovedInUserFiles(t *testing.T) {
-	for _, seed := range genSeeds("AGENTBOX_MOVEDIN_SEED", 10) {
+	for _, seed := range genSeeds(t, "AGENTBOX_MOVEDIN_SEED", 10) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			old := t.TempDir()
 			r, lower, merged, s := genSession(t, seed, func() {
@@ -124,7 +124,7 @@ func TestPromotionKeepsMovedInUserFiles(t *testing.T) {
 				}
 			}
 			for u, d := range moved {
-				if !s.st.Promoted[d].Sealed {
+				if pe, ok := s.st.Promoted[d]; ok && !pe.Sealed {
 					continue // unsealed: the sandbox saw it since
 				}
 				for f, want := range map[string]string{"notes.txt": "user " + u[1:], "sub/deep.txt": "deep " + u[1:]} {

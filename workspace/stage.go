@@ -219,8 +219,9 @@ type lister struct {
 	// descriptor per directory, not a path resolved per entry.
 	lowd, upd *dirFds
 	index     map[string]int // Path -> its index in out (decideAll)
-	// made memoizes stillSealed's identity checks; sealingNow are the
-	// directories this listing seals (unseen.go).
+	// madeMu guards made and lowDirs (the memoized workspace-directory
+	// checks), sealingNow (the directories this listing seals) and
+	// s.hidden while the walk visits (unseen.go).
 	madeMu     sync.Mutex
 	made       map[string]bool
 	lowDirs    map[string]bool

@@ -110,3 +110,36 @@ func TestRecordedDirBelowRecreatedSealed(t *testing.T) {
 		t.Errorf("P/X/keep is gone from the workspace")
 	}
 }
+
+// Through a real kernel overlay: the sandbox recreates W (sealed); the
+// user chmods W on the host; the sandbox recreates W again: held (a
+// conflict), its upper copy taken out, so the sandbox sees the
+// workspace's W again, W/x included, once it looks W up afresh. W is no
+// longer sealed: its next call, which leaves W/x alone, deletes nothing
+// (found by a review: W/x was deleted).
+func TestHeldRecreateUnseals(t *testing.T) {
+	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k", "W/old": "o"})
+	merged := mountKernelOverlay(t, lower, upper)
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh(t, merged, `rm -rf W && mkdir W && echo x > W/x`)
+	mustPromote(t, s, "c1")
+	if !s.st.Promoted["W"].Sealed {
+		t.Fatalf("the recreated W is not sealed")
+	}
+	if err := os.Chmod(filepath.Join(lower, "W"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sh(t, merged, `rm -rf W && mkdir W && echo y > W/y`)
+	if h := heldRules(mustPromote(t, s, "c2")); h["W"] != HazardConflict {
+		t.Fatalf("the recreation of W, changed on the host, is not held: %v", h)
+	}
+	merged = mountKernelOverlay(t, lower, upper) // a fresh lookup
+	sh(t, merged, `echo n > W/new`)
+	logCP(t, "c3", mustPromote(t, s, "c3"))
+	if !exists(filepath.Join(lower, "W/x")) {
+		t.Errorf("the workspace lost W/x; the sandbox sees it: %v", exists(filepath.Join(merged, "W/x")))
+	}
+}
