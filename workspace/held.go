@@ -56,7 +56,7 @@ func (p *promoter) hold() error {
 			// Not removed: the sandbox made a new entry there since the
 			// listing (a kept process); it stays staged, and the next
 			// listing decides it.
-			if err == nil && c.Type == TypeDir {
+			if err == nil {
 				p.s.unseal(c.Path) // the sandbox sees the workspace's again
 			}
 			continue
@@ -74,11 +74,11 @@ func (p *promoter) hold() error {
 			return fmt.Errorf("holding %s: %w", c.Path, err)
 		}
 		moved[c.Path] = true
-		if st.IsDir() {
-			// A held directory (a recreation, say) is out of the upper
-			// directory: the sandbox sees the workspace's again.
-			p.s.unseal(c.Path)
-		}
+		// Out of the upper directory: the sandbox sees the workspace's
+		// entry again (what it replaced a directory with included), or,
+		// below a sealed directory, nothing at all.
+		p.s.unseal(c.Path)
+		p.s.holdOut(c.Path)
 		// What the sandbox last saw promoted here stays recorded: the
 		// workspace still has it, and the next change at this name is
 		// judged against it (not as a conflict with agentbox's own write).

@@ -104,6 +104,9 @@ func (l *lister) opaqueDeletions(e *fstree.Entry) error {
 		// since is one the sandbox never saw (the directory is opaque to
 		// it), and stays.
 		rel := e.Rel + "/" + name
+		if l.heldOut(rel) != "" {
+			continue // held out of the sandbox's view: not its deletion
+		}
 		if pr, ok := l.s.st.Promoted[rel]; ok {
 			if fstree.Changed(pr.Lower, low) {
 				continue

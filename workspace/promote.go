@@ -372,6 +372,7 @@ func (p *promoter) record(c *StagedChange) error {
 	// finds). Recorded even when gone from the upper directory since: it
 	// is what promotion put in the workspace (a deletion in an opaque
 	// directory is listed only for such an entry).
+	delete(p.s.st.HeldOut, c.Path) // promoted: in view again
 	sealed := c.sealed || p.s.st.Promoted[c.Path].Sealed || p.s.hidden[c.Path].Sealed
 	p.s.st.Promoted[c.Path] = promotedEntry{Upper: c.upper, Lower: cur, Sealed: sealed && cur.IsDir()}
 	return nil

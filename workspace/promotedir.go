@@ -320,6 +320,7 @@ func (p *promoter) merge() {
 		}
 		p.cp.After[r.path] = r.after
 		p.s.st.Promoted[r.path] = promotedEntry{Upper: r.upper, Lower: r.after}
+		delete(p.s.st.HeldOut, r.path) // promoted: in view again
 	}
 	p.recs = nil
 }

@@ -370,6 +370,9 @@ func (l *lister) expandDeletions() error {
 				seen[rel] = true
 				d := StagedChange{Path: rel, Change: "deleted", Type: typeOf(e.Stamp), Bytes: e.Size}
 				d.unseen = l.unseen(rel, e.IsDir())
+				if why := l.heldOut(rel); why != "" {
+					d.unseen = why
+				}
 				l.out = append(l.out, d)
 			}
 			return true

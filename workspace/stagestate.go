@@ -26,6 +26,11 @@ type stageState struct {
 	// left in the upper directory for apply: unchanged since, they are
 	// not listed again.
 	Kept map[string]promotedEntry `json:"kept,omitempty"`
+	// HeldOut are workspace entries a hold took out of the sandbox's view
+	// below a sealed directory (the upper copy removed, the workspace's
+	// hidden by the opaque directory above): the sandbox no longer sees
+	// them, so their absence there is never its deletion (unseen.go).
+	HeldOut map[string]bool `json:"held_out,omitempty"`
 	// GitDirs are the directories a git name was held in as a repository
 	// candidate: they stay candidates for the session (gitdiscover.go).
 	GitDirs map[string]bool `json:"git_dirs,omitempty"`

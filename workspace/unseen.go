@@ -128,6 +128,32 @@ func (p *promoter) recordHidden() {
 	}
 }
 
+// holdOut records that the workspace's rel is out of the sandbox's view
+// when a sealed directory lies above it (the hold took its upper copy
+// away and the opaque directory hides the workspace's).
+func (s *Stage) holdOut(rel string) {
+	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
+		if s.st.Promoted[d].Sealed {
+			if s.st.HeldOut == nil {
+				s.st.HeldOut = map[string]bool{}
+			}
+			s.st.HeldOut[rel] = true
+			return
+		}
+	}
+}
+
+// heldOut says why rel is out of the sandbox's view by a hold ("" when
+// it is not): rel or a directory above it is HeldOut.
+func (l *lister) heldOut(rel string) string {
+	for d := rel; d != "." && d != "/" && d != ""; d = path.Dir(d) {
+		if l.s.st.HeldOut[d] {
+			return d + " was held out of the sandbox's view by an earlier call (its workspace version stays): the sandbox does not see it, so it is not its to delete"
+		}
+	}
+	return ""
+}
+
 // unseal forgets that rel and the directories below it are sealed: a held
 // deletion put the workspace's rel back in the sandbox's view.
 func (s *Stage) unseal(rel string) {
