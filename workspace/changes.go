@@ -57,13 +57,19 @@ func (h *hasher) sum(p string, st Stat) string {
 	case !st.IsRegular():
 		return ""
 	}
-	if h.done+st.Size > h.max {
+	return h.bounded(st.Size, func() (string, int64, error) { return hashFile(p) })
+}
+
+// bounded hashes a regular file of size bytes with hash, "" past the
+// bound (the list is then incomplete) or when it cannot be read.
+func (h *hasher) bounded(size int64, hash func() (string, int64, error)) string {
+	if h.done+size > h.max {
 		if h.incomplete == "" {
 			h.incomplete = fmt.Sprintf("more than %d MiB of changed files to hash", h.max>>20)
 		}
 		return ""
 	}
-	sum, n, err := hashFile(p)
+	sum, n, err := hash()
 	if err != nil {
 		return ""
 	}

@@ -94,18 +94,7 @@ func (h *hasher) sumIn(root *fstree.Root, sc StagedChange) string {
 	case sc.Type != TypeFile:
 		return ""
 	}
-	if h.done+sc.Bytes > h.max {
-		if h.incomplete == "" {
-			h.incomplete = fmt.Sprintf("more than %d MiB of changed files to hash", h.max>>20)
-		}
-		return ""
-	}
-	sum, n, err := hashIn(root, sc.Path)
-	if err != nil {
-		return ""
-	}
-	h.done += n
-	return sum
+	return h.bounded(sc.Bytes, func() (string, int64, error) { return hashIn(root, sc.Path) })
 }
 
 // hashIn hashes the regular file rel below root.

@@ -126,11 +126,16 @@ func (l *lister) ownGitType(c *StagedChange) (string, string) {
 // The entry is read through descriptors: a link on the way is not
 // followed (the change then meets it when written, and is held).
 func (l *lister) conflict(c *StagedChange) (string, string) {
-	if c.unseen != "" {
-		return HazardConflict, c.unseen
+	// A deletion of what a hold took out of the sandbox's view: not the
+	// sandbox's (it does not see it).
+	if c.Change == "deleted" {
+		if why := l.heldOut(c.Path); why != "" {
+			return HazardConflict, why
+		}
 	}
-	// Changed, or added, inside a workspace directory of the user's that
-	// the sandbox never saw: nothing of the sandbox's goes into it.
+	// Changed, added or deleted inside a workspace directory of the
+	// user's that the sandbox never saw: nothing of the sandbox's goes
+	// into it or takes from it.
 	isDir := c.Change != "added" && c.Type == TypeDir && (!c.lowSeen || c.lowIn && c.low.IsDir())
 	if why := l.unseen(c.Path, isDir); why != "" {
 		return HazardConflict, why

@@ -50,9 +50,6 @@ type StagedChange struct {
 	// held, never left out (promotion leaves the workspace's entry
 	// there, and the link check must judge that one).
 	unread string
-	// unseen says why this entry is the user's, below a sealed directory
-	// (unseen.go), one the sandbox never saw: its change is held.
-	unseen string
 	// sealed: promotion made this directory sealed (unseen.go).
 	sealed bool
 	// headValid: a file named HEAD read as git's HEAD when listed (not
@@ -150,7 +147,7 @@ func (s *Stage) newLister(all bool) (*lister, error) {
 	}
 	git := &gitView{upper: s.Upper, lower: s.Lower, ownGit: own, sticky: s.st.GitDirs, seen: map[string]gitCandidate{}}
 	return &lister{s: s, ownGit: own, all: all, gitView: git, heldDirs: map[string]bool{},
-		low: low, up: up, lowd: newDirFds(low), upd: newDirFds(up), index: map[string]int{}, made: map[string]bool{}, lowDirs: map[string]bool{}, sealingNow: map[string]bool{}}, nil
+		low: low, up: up, lowd: newDirFds(low), upd: newDirFds(up), index: map[string]int{}, sealedOK: map[string]bool{}, lowDirs: map[string]bool{}, sealingNow: map[string]bool{}}, nil
 }
 
 // Close releases the lister's descriptors.
@@ -219,11 +216,11 @@ type lister struct {
 	// descriptor per directory, not a path resolved per entry.
 	lowd, upd *dirFds
 	index     map[string]int // Path -> its index in out (decideAll)
-	// madeMu guards made and lowDirs (the memoized workspace-directory
+	// memoMu guards sealedOK and lowDirs (the memoized workspace-directory
 	// checks), sealingNow (the directories this listing seals) and
 	// s.hidden while the walk visits (unseen.go).
-	madeMu     sync.Mutex
-	made       map[string]bool
+	memoMu     sync.Mutex
+	sealedOK   map[string]bool
 	lowDirs    map[string]bool
 	sealingNow map[string]bool
 	conflicts  bool // decide conflicts with the workspace (rw promotion)
@@ -368,12 +365,7 @@ func (l *lister) expandDeletions() error {
 			}
 			if !seen[rel] {
 				seen[rel] = true
-				d := StagedChange{Path: rel, Change: "deleted", Type: typeOf(e.Stamp), Bytes: e.Size}
-				d.unseen = l.unseen(rel, e.IsDir())
-				if why := l.heldOut(rel); why != "" {
-					d.unseen = why
-				}
-				l.out = append(l.out, d)
+				l.out = append(l.out, StagedChange{Path: rel, Change: "deleted", Type: typeOf(e.Stamp), Bytes: e.Size})
 			}
 			return true
 		})

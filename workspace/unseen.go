@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"path"
+	"strings"
 
 	"github.com/agentbox/agentbox/internal/fstree"
 )
@@ -51,23 +52,23 @@ func (l *lister) unseen(rel string, isDir bool) string {
 // promotion recorded (memoized for the listing): one the user put in its
 // place is theirs, and the conflict check holds it.
 func (l *lister) stillSealed(d string, rec fstree.Stamp) bool {
-	return l.memo(l.made, d, func(cur fstree.Stamp) bool { return cur.Ino == rec.Ino && cur.Dev == rec.Dev })
+	return l.memo(l.sealedOK, d, func(cur fstree.Stamp) bool { return cur.Ino == rec.Ino && cur.Dev == rec.Dev })
 }
 
 // memo answers whether the workspace has a directory at d for which ok
 // holds, once per listing (m is the answers so far).
 func (l *lister) memo(m map[string]bool, d string, ok func(fstree.Stamp) bool) bool {
-	l.madeMu.Lock()
+	l.memoMu.Lock()
 	v, seen := m[d]
-	l.madeMu.Unlock()
+	l.memoMu.Unlock()
 	if seen {
 		return v
 	}
 	cur, err := l.lowd.stat(d)
 	v = err == nil && cur.IsDir() && ok(cur)
-	l.madeMu.Lock()
+	l.memoMu.Lock()
 	m[d] = v
-	l.madeMu.Unlock()
+	l.memoMu.Unlock()
 	return v
 }
 
@@ -83,20 +84,20 @@ func (l *lister) lowDir(d string) bool {
 // sees only its upper copy from now on. Both happen while the walk
 // visits (parents before their entries).
 func (l *lister) sealing(rel string, up, low fstree.Stamp, recreated bool) {
-	l.madeMu.Lock()
+	l.memoMu.Lock()
 	parent := l.sealingNow[path.Dir(rel)]
 	if recreated {
 		l.sealingNow[rel] = true
 	}
-	l.madeMu.Unlock()
+	l.memoMu.Unlock()
 	// A directory of the user's below one sealed before (the sandbox
 	// recreated the parent again and made its own at that name) is not
 	// the sandbox's to record.
 	if recreated || !parent || l.unseen(rel, true) != "" {
 		return
 	}
-	l.madeMu.Lock()
-	defer l.madeMu.Unlock()
+	l.memoMu.Lock()
+	defer l.memoMu.Unlock()
 	l.sealingNow[rel] = true
 	l.s.hidden[rel] = promotedEntry{Upper: up, Lower: low, Sealed: true}
 }
@@ -115,14 +116,7 @@ func (p *promoter) recordHidden() {
 			pe = pr // recorded before (a mode change): sealed from now on
 			pe.Sealed = true
 		}
-		ok := true
-		for d := rel; d != "."; d = path.Dir(d) {
-			if held[d] {
-				ok = false
-				break
-			}
-		}
-		if ok {
+		if !held[rel] && !insideMoved(rel, held) {
 			p.s.st.Promoted[rel] = pe
 		}
 	}
@@ -158,7 +152,7 @@ func (l *lister) heldOut(rel string) string {
 // deletion put the workspace's rel back in the sandbox's view.
 func (s *Stage) unseal(rel string) {
 	for p, pe := range s.st.Promoted {
-		if pe.Sealed && (p == rel || len(p) > len(rel) && p[:len(rel)] == rel && p[len(rel)] == '/') {
+		if pe.Sealed && (p == rel || strings.HasPrefix(p, rel+"/")) {
 			pe.Sealed = false
 			s.st.Promoted[p] = pe
 		}
