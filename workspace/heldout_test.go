@@ -15,94 +15,40 @@ import (
 // The sandbox then sees the workspace's W (W/x included) on a fresh
 // lookup; its next write into W must not delete W/x.
 func TestHeldOutSymlinkOverSealedDirHeld(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k", "W/old": "o"})
-	merged := mountKernelOverlay(t, lower, upper)
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, merged, s := overlayStage(t, map[string]string{"keep.txt": "k", "W/old": "o"})
 	sh(t, merged, `rm -rf W && mkdir W && echo x > W/x`)
 	mustPromote(t, s, "c1")
 	if !s.st.Promoted["W"].Sealed {
 		t.Fatalf("W not sealed")
 	}
 	sh(t, merged, `rm -rf W && ln -s /etc W`)
-	cp := mustPromote(t, s, "c2")
-	logCP(t, "c2", cp)
-	if h := heldRules(cp); h["W"] == "" {
-		t.Fatalf("symlink W not held: %v", h)
-	}
-	merged = mountKernelOverlay(t, lower, upper)
-	if !exists(filepath.Join(merged, "W/x")) {
-		t.Fatalf("the sandbox does not see W/x after a fresh lookup")
-	}
-	sh(t, merged, `echo n > W/new`)
-	logCP(t, "c3", mustPromote(t, s, "c3"))
-	if !exists(filepath.Join(lower, "W/x")) {
-		t.Errorf("the workspace lost W/x; the sandbox saw it before c3 and never deleted it")
-	}
+	heldThenWrite(t, s, lower, upper, "W", "W/x", "W/new")
 }
 
 // Same with a regular file replacing the sealed W, held as a conflict
 // (the user chmods W on the host).
 func TestHeldOutFileOverSealedDirHeld(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k", "W/old": "o"})
-	merged := mountKernelOverlay(t, lower, upper)
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, merged, s := overlayStage(t, map[string]string{"keep.txt": "k", "W/old": "o"})
 	sh(t, merged, `rm -rf W && mkdir W && echo x > W/x`)
 	mustPromote(t, s, "c1")
 	if err := os.Chmod(filepath.Join(lower, "W"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	sh(t, merged, `rm -rf W && echo file > W`)
-	cp := mustPromote(t, s, "c2")
-	logCP(t, "c2", cp)
-	if h := heldRules(cp); h["W"] == "" {
-		t.Fatalf("W not held: %v", h)
-	}
-	merged = mountKernelOverlay(t, lower, upper)
-	if !exists(filepath.Join(merged, "W/x")) {
-		t.Fatalf("the sandbox does not see W/x after a fresh lookup")
-	}
-	sh(t, merged, `echo n > W/new`)
-	logCP(t, "c3", mustPromote(t, s, "c3"))
-	if !exists(filepath.Join(lower, "W/x")) {
-		t.Errorf("the workspace lost W/x; the sandbox saw it before c3 and never deleted it")
-	}
+	heldThenWrite(t, s, lower, upper, "W", "W/x", "W/new")
 }
 
 // The parent P of a sealed W is replaced by a symlink leaving the
 // workspace: held; the sandbox sees the workspace's P/W again.
 func TestHeldOutSymlinkOverParentOfSealedHeld(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k", "P/W/old": "o", "P/k": "k"})
-	merged := mountKernelOverlay(t, lower, upper)
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, merged, s := overlayStage(t, map[string]string{"keep.txt": "k", "P/W/old": "o", "P/k": "k"})
 	sh(t, merged, `rm -rf P/W && mkdir P/W && echo x > P/W/x`)
 	mustPromote(t, s, "c1")
 	if !s.st.Promoted["P/W"].Sealed {
 		t.Fatalf("P/W not sealed")
 	}
 	sh(t, merged, `rm -rf P && ln -s /etc P`)
-	cp := mustPromote(t, s, "c2")
-	logCP(t, "c2", cp)
-	if h := heldRules(cp); h["P"] == "" {
-		t.Fatalf("P not held: %v", h)
-	}
-	merged = mountKernelOverlay(t, lower, upper)
-	if !exists(filepath.Join(merged, "P/W/x")) {
-		t.Fatalf("the sandbox does not see P/W/x after a fresh lookup")
-	}
-	sh(t, merged, `echo n > P/W/new`)
-	logCP(t, "c3", mustPromote(t, s, "c3"))
-	if !exists(filepath.Join(lower, "P/W/x")) {
-		t.Errorf("the workspace lost P/W/x; the sandbox saw it before c3 and never deleted it")
-	}
+	heldThenWrite(t, s, lower, upper, "P", "P/W/x", "P/W/new")
 }
 
 // D recreated (sealed), D/x a hidden directory below it. The sandbox's
@@ -140,5 +86,27 @@ func TestHeldOutHeldChmodOfHiddenDir(t *testing.T) {
 	logCP(t, "c3", mustPromote(t, s, "c3"))
 	if !exists(filepath.Join(lower, "D/x/g")) {
 		t.Errorf("the workspace lost D/x/g (the sandbox never deleted it; its refused chmod removed D/x from its view)")
+	}
+}
+
+// heldThenWrite promotes call c2, whose change at held must be held;
+// then, the sandbox looking the workspace up afresh, it must see keep,
+// and the next call, writing write, must leave keep in the workspace
+// (the sandbox saw it and never deleted it).
+func heldThenWrite(t *testing.T, s *Stage, lower, upper, held, keep, write string) {
+	t.Helper()
+	cp := mustPromote(t, s, "c2")
+	logCP(t, "c2", cp)
+	if h := heldRules(cp); h[held] == "" {
+		t.Fatalf("%s not held: %v", held, h)
+	}
+	merged := mountKernelOverlay(t, lower, upper)
+	if !exists(filepath.Join(merged, keep)) {
+		t.Fatalf("the sandbox does not see %s after a fresh lookup", keep)
+	}
+	sh(t, merged, "echo n > "+write)
+	logCP(t, "c3", mustPromote(t, s, "c3"))
+	if !exists(filepath.Join(lower, keep)) {
+		t.Errorf("the workspace lost %s; the sandbox saw it before c3 and never deleted it", keep)
 	}
 }

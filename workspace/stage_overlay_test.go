@@ -118,3 +118,17 @@ echo 'echo pwned' > .envrc
 		t.Fatalf("second call: %+v", cp.Changes)
 	}
 }
+
+// overlayStage makes a workspace of files and its staging layer, mounts
+// them under a real kernel overlay and opens the stage (no policy): the
+// workspace, the upper directory, the sandbox's view and the stage.
+func overlayStage(t *testing.T, files map[string]string) (lower, upper, merged string, s *Stage) {
+	t.Helper()
+	lower, upper, state := stageDirs(t, files)
+	merged = mountKernelOverlay(t, lower, upper)
+	s, err := OpenStage(upper, lower, state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lower, upper, merged, s
+}

@@ -14,12 +14,7 @@ import (
 // in D/x leave the workspace too (found by an attacker's review: they
 // stayed, and the two views differed).
 func TestFileToDirBelowRecreatedDeletions(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"D/x": "file", "D/y": "y"})
-	merged := mountKernelOverlay(t, lower, upper)
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, _, merged, s := overlayStage(t, map[string]string{"D/x": "file", "D/y": "y"})
 	sh(t, merged, `rm -rf D && mkdir -p D/x && echo 1 > D/x/f && echo 1 > D/x/g`)
 	if h := heldRules(mustPromote(t, s, "c1")); len(h) != 0 {
 		t.Fatalf("c1 held: %v", h)
@@ -49,12 +44,7 @@ func TestRecreateOverMovedInDirNotRecorded(t *testing.T) {
 	for _, rm := range []string{"rm -rf D"} {
 		t.Run(strings.ReplaceAll(rm, "/", "_"), func(t *testing.T) {
 			b := oldUserDir(t)
-			lower, upper, state := stageDirs(t, map[string]string{"D/x": "x", "keep.txt": "k"})
-			merged := mountKernelOverlay(t, lower, upper)
-			s, err := OpenStage(upper, lower, state, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			lower, _, merged, s := overlayStage(t, map[string]string{"D/x": "x", "keep.txt": "k"})
 			sh(t, merged, `rm -rf D && mkdir D && echo y > D/y`)
 			if h := heldRules(mustPromote(t, s, "c1")); len(h) != 0 {
 				t.Fatalf("c1 held: %v", h)
@@ -87,12 +77,7 @@ func TestRecreateOverMovedInDirNotRecorded(t *testing.T) {
 // sealed from then on, and a deletion in it (no whiteout) reaches the
 // workspace (call 3).
 func TestRecordedDirBelowRecreatedSealed(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"P/X/old": "o", "P/X/keep": "k"})
-	merged := mountKernelOverlay(t, lower, upper)
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, _, merged, s := overlayStage(t, map[string]string{"P/X/old": "o", "P/X/keep": "k"})
 	sh(t, merged, `chmod 700 P/X`)
 	mustPromote(t, s, "c1")
 	sh(t, merged, `cp -a P /tmp/.agentbox-p-$$ && rm -rf P && mv /tmp/.agentbox-p-$$ P`)
@@ -118,12 +103,7 @@ func TestRecordedDirBelowRecreatedSealed(t *testing.T) {
 // longer sealed: its next call, which leaves W/x alone, deletes nothing
 // (found by a review: W/x was deleted).
 func TestHeldRecreateUnseals(t *testing.T) {
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k", "W/old": "o"})
-	merged := mountKernelOverlay(t, lower, upper)
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, upper, merged, s := overlayStage(t, map[string]string{"keep.txt": "k", "W/old": "o"})
 	sh(t, merged, `rm -rf W && mkdir W && echo x > W/x`)
 	mustPromote(t, s, "c1")
 	if !s.st.Promoted["W"].Sealed {

@@ -61,12 +61,7 @@ func TestMovedInDirThroughKernelOverlay(t *testing.T) {
 	old := t.TempDir()
 	put(t, old, "B/notes.txt", "user")
 	fsclock.Tick(t, old)
-	lower, upper, state := stageDirs(t, map[string]string{"keep.txt": "k"})
-	merged := mountKernelOverlay(t, lower, upper)
-	s, err := OpenStage(upper, lower, state, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lower, _, merged, s := overlayStage(t, map[string]string{"keep.txt": "k"})
 	sh(t, merged, `mkdir -p N && echo a > N/a`)
 	mustPromote(t, s, "make")
 	if err := os.Rename(filepath.Join(old, "B"), filepath.Join(lower, "N/B")); err != nil {
