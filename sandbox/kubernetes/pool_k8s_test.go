@@ -154,11 +154,7 @@ func TestPoolNeverHandsOutDeadPodsK8s(t *testing.T) {
 	idle := waitIdle(t, keeper, cfg, 2)
 	pods := keeper.cs.CoreV1().Pods(keeper.opts.Namespace)
 	ctx := context.Background()
-	ev := idle[0].DeepCopy()
-	ev.Status.Phase, ev.Status.Reason, ev.Status.Message = corev1.PodFailed, "Evicted", "test: evicted"
-	if _, err := pods.UpdateStatus(ctx, ev, metav1.UpdateOptions{}); err != nil {
-		t.Fatalf("marking a pool pod evicted: %v", err)
-	}
+	evict(t, keeper, idle[0].Name)
 	grace := int64(30)
 	if err := pods.Delete(ctx, idle[1].Name, metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
 		t.Fatal(err)
@@ -195,6 +191,41 @@ func TestPoolNeverHandsOutDeadPodsK8s(t *testing.T) {
 			t.Fatalf("the pool did not replace its dead pods (fresh %d, evicted pod: %v)", fresh, err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// evict marks the pod Failed, reason Evicted, as the kubelet does when it
+// evicts one, and returns once the kubelet holds it so: its container no
+// longer runs, or the pool is deleting it. The kubelet owns a pod's
+// status: its periodic status sync can write Running back over a phase it
+// did not write itself, with the container still running (about one run
+// in ten: the pod was then claimed as the live, Running pod it was again),
+// so the mark is written again until the kubelet has acted on it.
+func evict(t *testing.T, rt *Runtime, name string) {
+	t.Helper()
+	ctx := context.Background()
+	pods := rt.cs.CoreV1().Pods(rt.opts.Namespace)
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		p, err := pods.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return // the pool replaced it already
+		}
+		if err != nil {
+			t.Fatalf("reading the pod to evict: %v", err)
+		}
+		if p.Status.Phase != corev1.PodFailed {
+			p.Status.Phase, p.Status.Reason, p.Status.Message = corev1.PodFailed, "Evicted", "test: evicted"
+			if _, err := pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) {
+				t.Fatalf("marking a pool pod evicted: %v", err)
+			}
+		} else if p.DeletionTimestamp != nil || len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the kubelet did not take pod %s as evicted in 2 minutes (phase %s)", name, p.Status.Phase)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
