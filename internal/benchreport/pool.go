@@ -86,8 +86,13 @@ func poolRows(ctx context.Context, pb poolBench, exe string) ([]row, error) {
 		}
 		return fmt.Errorf("the pool did not reach %d idle pods in 5 minutes", pb.size)
 	}
-	// one session: start, `true`, the time to that answer; closed apart.
+	// one session: start, `true`, the time to that answer; closed apart,
+	// at once, or with the round (held: sessions that outlive the round,
+	// as an agent's do, so that no pod is torn down beside the claims).
 	var closing sync.WaitGroup
+	var heldMu sync.Mutex
+	var held []sandbox.Session
+	hold := false
 	one := func(rt *kubernetes.Runtime) (time.Duration, error) {
 		t0 := time.Now()
 		s, err := rt.Start(ctx, cfg)
@@ -96,8 +101,23 @@ func poolRows(ctx context.Context, pb poolBench, exe string) ([]row, error) {
 		}
 		_, err = s.Exec(ctx, sandbox.ExecRequest{Command: "true", Timeout: 30 * time.Second})
 		d := time.Since(t0)
-		closing.Go(func() { _ = s.Close(ctx) })
+		heldMu.Lock()
+		if hold {
+			held = append(held, s)
+		} else {
+			closing.Go(func() { _ = s.Close(ctx) })
+		}
+		heldMu.Unlock()
 		return d, err
+	}
+	closeHeld := func() {
+		heldMu.Lock()
+		for _, s := range held {
+			closing.Go(func() { _ = s.Close(ctx) })
+		}
+		held = nil
+		heldMu.Unlock()
+		closing.Wait()
 	}
 	var rows []row
 	addDist := func(name string, ds []time.Duration, note string) {
@@ -137,36 +157,46 @@ func poolRows(ctx context.Context, pb poolBench, exe string) ([]row, error) {
 	// rounds of at most the pool's size, each from a full pool. (At 10/s
 	// an unbroken stream drains any pool the 2-core node fits in under a
 	// second, and what follows measures the node starting cold pods, not
-	// the pool.)
-	fmt.Fprintf(os.Stderr, "measuring pool claims: %d Poisson arrivals at %.0f/s, in rounds of %d\n", pb.claims, pb.rate, pb.size)
-	var ds []time.Duration
-	var warmN int64
-	for len(ds) < pb.claims {
-		if err := fill(); err != nil {
-			return nil, err
+	// the pool.) Twice: sessions closed as soon as they answered (their
+	// pods torn down beside the next claims), and held until the round
+	// ends.
+	for _, h := range []bool{false, true} {
+		hold = h
+		fmt.Fprintf(os.Stderr, "measuring pool claims: %d Poisson arrivals at %.0f/s, in rounds of %d (sessions held: %v)\n", pb.claims, pb.rate, pb.size, h)
+		var ds []time.Duration
+		var warmN int64
+		for len(ds) < pb.claims {
+			if err := fill(); err != nil {
+				return nil, err
+			}
+			var arrivals []time.Duration
+			at := time.Duration(0)
+			for range min(pb.size, pb.claims-len(ds)) {
+				at += time.Duration(rand.ExpFloat64() / pb.rate * float64(time.Second))
+				arrivals = append(arrivals, at)
+			}
+			rd, err := concurrent(arrivals)
+			if err != nil {
+				return nil, fmt.Errorf("poisson claims: %w", err)
+			}
+			warmN += warm.Load()
+			ds = append(ds, rd...)
+			closeHeld()
 		}
-		var arrivals []time.Duration
-		at := time.Duration(0)
-		for range min(pb.size, pb.claims-len(ds)) {
-			at += time.Duration(rand.ExpFloat64() / pb.rate * float64(time.Second))
-			arrivals = append(arrivals, at)
+		name, note := "each session closed once it answered", ""
+		if h {
+			name, note = "sessions held until the round ends", " (no pod torn down beside the claims)"
 		}
-		rd, err := concurrent(arrivals)
-		if err != nil {
-			return nil, fmt.Errorf("poisson claims: %w", err)
-		}
-		warmN += warm.Load()
-		ds = append(ds, rd...)
-		closing.Wait()
+		addDist(fmt.Sprintf("Kubernetes warm pool: claim → first answer, Poisson %.0f claims/s, %s", pb.rate, name), ds,
+			fmt.Sprintf("%d of %d warm (the rest cold: pool empty), in rounds of at most %d from a full pool of %d%s", warmN, len(ds), pb.size, pb.size, note))
 	}
-	addDist(fmt.Sprintf("Kubernetes warm pool: claim → first answer, Poisson %.0f claims/s", pb.rate), ds,
-		fmt.Sprintf("%d of %d warm (the rest cold: pool empty), in rounds of at most %d from a full pool of %d", warmN, len(ds), pb.size, pb.size))
+	hold = false
 	closing.Wait()
 	if err := fill(); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(os.Stderr, "measuring pool claims: a burst of %d\n", pb.burst)
-	ds, err = concurrent(make([]time.Duration, pb.burst))
+	ds, err := concurrent(make([]time.Duration, pb.burst))
 	if err != nil {
 		return nil, fmt.Errorf("burst claims: %w", err)
 	}

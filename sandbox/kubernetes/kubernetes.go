@@ -120,6 +120,10 @@ func Connect(ctx context.Context, o Options) (*Runtime, error) {
 		return nil, fmt.Errorf("%w: no Kubernetes cluster configured (%v); set KUBECONFIG to a kubeconfig file (a local test cluster: make k8s-up)", sandbox.ErrUnavailable, err)
 	}
 	cfg.QPS, cfg.Burst = 50, 100 // a batch starts many pods at once
+	// Protocol buffers, not JSON, for the built-in kinds: a pod is
+	// encoded and decoded several times per claim, on both sides.
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Kubernetes client: %w", sandbox.ErrUnavailable, err)

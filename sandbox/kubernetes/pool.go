@@ -51,10 +51,11 @@ type pool struct {
 	pod      *corev1.Pod // the generic pod
 	isolated bool
 	kick     chan struct{}
-	watched  *idleWatch // the idle pods of the key, when this process keeps a pool (nil: list)
 
 	mu      sync.Mutex
-	refused string // the cluster's last refusal of a pool pod ("" = none)
+	refused string     // the cluster's last refusal of a pool pod ("" = none)
+	watched *idleWatch // the idle pods of the key (nil: a claim lists them)
+	claims  int        // claims made so far (a claiming process watches from its second)
 }
 
 func newPools(rt *Runtime, size int) *pools {
@@ -75,6 +76,7 @@ func (ps *pools) get(pod *corev1.Pod, isolated bool) *pool {
 	ps.byKey[key] = p
 	if ps.size > 0 {
 		p.watched = p.watchIdle(ps.ctx)
+		p.claims = 1 // a keeper watches from the start
 		ps.wg.Add(1)
 		go func() {
 			defer ps.wg.Done()
@@ -252,7 +254,9 @@ func (ps *pools) deleteIdle(ctx context.Context, pod *corev1.Pod) {
 // close stops the refills and removes this process's idle pods, its
 // NetworkPolicy and ConfigMap (pods claimed by sessions are theirs).
 func (ps *pools) close(ctx context.Context) error {
-	ps.stop()
+	ps.mu.Lock()
+	ps.stop() // under the lock: no goroutine starts after (get, view)
+	ps.mu.Unlock()
 	ps.wg.Wait()
 	ps.mu.Lock()
 	owner := ps.ownerRef

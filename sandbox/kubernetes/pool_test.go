@@ -187,6 +187,7 @@ func TestParseUsage(t *testing.T) {
 // never handed out; an empty pool says so.
 func TestPoolClaimOnFakeCluster(t *testing.T) {
 	cs := fake.NewClientset()
+	versioned(cs)
 	rt := New(cs, nil, Options{UsePool: true})
 	cfg := testConfig(t)
 	p := rt.pools.get(genericPod(cfg, 1234, 1234), true)

@@ -43,7 +43,7 @@ func (p *pool) claim(ctx context.Context, s *session, guarded func() error) (pod
 	if s.cfg.SessionTimeout > 0 {
 		need = int64((s.cfg.SessionTimeout + deadlineMargin).Seconds())
 	}
-	if pod, err = p.claimFrom(ctx, s, p.watched.idle(), need, guarded); pod != nil || err != nil {
+	if pod, err = p.claimFrom(ctx, s, p.view().idle(), need, guarded); pod != nil || err != nil {
 		return pod, "", err
 	}
 	sel := labels.SelectorFromSet(labels.Set{labelPool: p.key, labelPoolState: poolIdle}).String()
@@ -59,6 +59,26 @@ func (p *pool) claim(ctx context.Context, s *session, guarded func() error) (pod
 		why += " (" + r + ")"
 	}
 	return nil, why, nil
+}
+
+// view is the pool's watched view of the idle pods, nil while it has
+// none. A process that keeps no pool of its own but claims from others'
+// (batch, a long run with --pool 0) starts one at its second claim of
+// the key: every later claim skips the list. A one-shot process, which
+// claims once, starts none (it would only add load to the API server).
+func (p *pool) view() *idleWatch {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.claims++; p.claims == 2 && p.watched == nil {
+		// Under the set's lock, which close stops it under: the view's
+		// goroutine is counted before close waits, or never starts.
+		p.set.mu.Lock()
+		if p.set.ctx.Err() == nil {
+			p.watched = p.watchIdle(p.set.ctx)
+		}
+		p.set.mu.Unlock()
+	}
+	return p.watched
 }
 
 // claimFrom tries to claim one of cands (shuffled: two processes rarely
