@@ -93,7 +93,12 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 	eg.apply(ccfg, hc)
 	s := &dockerSession{rt: d, id: id, cfg: cfg, masks: masks, egress: eg, info: sandbox.Info{SessionID: id, Image: cfg.Image, ImageID: img.ID, Runtime: cfg.Runtime, User: ccfg.User, Masked: len(masks.entries)}}
 	d.track(s)
-	resp, err := d.eng.ContainerCreate(ctx, ccfg, hc, nil, nil, "agentbox-"+id[:12])
+	// Not ended with ctx (the engine's own deadline still bounds it): an
+	// engine that received the create makes the container even if the
+	// client hangs up mid-request, and it could land after the label
+	// sweep below, outliving the session (seen: an interrupted batch
+	// left one container behind). Completed, it is removed by its id.
+	resp, err := d.eng.ContainerCreate(context.WithoutCancel(ctx), ccfg, hc, nil, nil, "agentbox-"+id[:12])
 	if err != nil {
 		// The engine may have created it even though the call failed (the
 		// request was cancelled mid-flight): remove it by its label.
@@ -110,6 +115,10 @@ func (d *Runtime) Start(ctx context.Context, cfg sandbox.Config) (sandbox.Sessio
 		return nil, fmt.Errorf("%w: creating the container: %w", sandbox.ErrUnavailable, err)
 	}
 	s.setContainerID(resp.ID)
+	if ctx.Err() != nil {
+		_ = s.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("%w: %w", sandbox.ErrClosed, context.Cause(ctx))
+	}
 	if len(resp.Warnings) > 0 {
 		// The engine accepted the container but could not apply part of
 		// its configuration (typically a limit): refuse to run unguarded.

@@ -103,7 +103,12 @@ func (p *pool) claimFrom(ctx context.Context, s *session, cands []corev1.Pod, ne
 		if err := guarded(); err != nil {
 			return nil, err
 		}
-		got, err := pods.Update(ctx, claimed(c, s, p.set, need, age), metav1.UpdateOptions{})
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: %w", sandbox.ErrClosed, context.Cause(ctx))
+		}
+		wctx, cancel := settled(ctx) // a claim that landed is the session's: its pod is known
+		got, err := pods.Update(wctx, claimed(c, s, p.set, need, age), metav1.UpdateOptions{})
+		cancel()
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			continue // another process got it, or it is gone
 		}

@@ -46,11 +46,25 @@ func (r *Runtime) newPod(ctx context.Context, s *session, uid, gid int64, guarde
 	if err := guarded(); err != nil {
 		return nil, false, err
 	}
-	pod, err = r.cs.CoreV1().Pods(r.opts.Namespace).Create(ctx, podSpec(s.cfg, s.id, r.owner, r.host, uid, gid), metav1.CreateOptions{})
+	wctx, cancel := settled(ctx)
+	defer cancel()
+	pod, err = r.cs.CoreV1().Pods(r.opts.Namespace).Create(wctx, podSpec(s.cfg, s.id, r.owner, r.host, uid, gid), metav1.CreateOptions{})
 	if err != nil {
 		return nil, false, r.createError("the sandbox pod", err)
 	}
 	return pod, false, nil
+}
+
+// writeTimeout bounds a write whose outcome must be known (settled).
+const writeTimeout = 30 * time.Second
+
+// settled is the context of a write that makes something of the
+// session's (a pod created, a pod claimed): not ended with ctx, so that
+// an interrupted start knows whether the write landed and removes what it
+// made by name (the API server completes a write whose client hung up;
+// one landing after the start's clean-up would outlive the session).
+func settled(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 }
 
 // coldAfterWarm gives up a claimed pod that did not serve (it died or was
@@ -64,7 +78,12 @@ func (r *Runtime) coldAfterWarm(ctx context.Context, s *session, uid, gid int64,
 	s.resetChannel()
 	r.notice(fmt.Sprintf("kubernetes: cold start: the claimed pool pod %s failed (%s)", s.name, oneLine(cause.Error())))
 	s.name, s.info.Start = podName(s.id), sandbox.StartCold
-	pod, err := r.cs.CoreV1().Pods(r.opts.Namespace).Create(ctx, podSpec(s.cfg, s.id, r.owner, r.host, uid, gid), metav1.CreateOptions{})
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%w: %w", sandbox.ErrClosed, context.Cause(ctx))
+	}
+	wctx, cancel := settled(ctx)
+	defer cancel()
+	pod, err := r.cs.CoreV1().Pods(r.opts.Namespace).Create(wctx, podSpec(s.cfg, s.id, r.owner, r.host, uid, gid), metav1.CreateOptions{})
 	if err != nil {
 		return nil, r.createError("the sandbox pod", err)
 	}
