@@ -16,11 +16,7 @@ import (
 // lookup; its next write into W must not delete W/x.
 func TestHeldOutSymlinkOverSealedDirHeld(t *testing.T) {
 	lower, upper, merged, s := overlayStage(t, map[string]string{"keep.txt": "k", "W/old": "o"})
-	sh(t, merged, `rm -rf W && mkdir W && echo x > W/x`)
-	mustPromote(t, s, "c1")
-	if !s.st.Promoted["W"].Sealed {
-		t.Fatalf("W not sealed")
-	}
+	recreateSealed(t, s, merged, "W")
 	sh(t, merged, `rm -rf W && ln -s /etc W`)
 	heldThenWrite(t, s, lower, upper, "W", "W/x", "W/new")
 }
@@ -29,8 +25,7 @@ func TestHeldOutSymlinkOverSealedDirHeld(t *testing.T) {
 // (the user chmods W on the host).
 func TestHeldOutFileOverSealedDirHeld(t *testing.T) {
 	lower, upper, merged, s := overlayStage(t, map[string]string{"keep.txt": "k", "W/old": "o"})
-	sh(t, merged, `rm -rf W && mkdir W && echo x > W/x`)
-	mustPromote(t, s, "c1")
+	recreateSealed(t, s, merged, "W")
 	if err := os.Chmod(filepath.Join(lower, "W"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -42,11 +37,7 @@ func TestHeldOutFileOverSealedDirHeld(t *testing.T) {
 // workspace: held; the sandbox sees the workspace's P/W again.
 func TestHeldOutSymlinkOverParentOfSealedHeld(t *testing.T) {
 	lower, upper, merged, s := overlayStage(t, map[string]string{"keep.txt": "k", "P/W/old": "o", "P/k": "k"})
-	sh(t, merged, `rm -rf P/W && mkdir P/W && echo x > P/W/x`)
-	mustPromote(t, s, "c1")
-	if !s.st.Promoted["P/W"].Sealed {
-		t.Fatalf("P/W not sealed")
-	}
+	recreateSealed(t, s, merged, "P/W")
 	sh(t, merged, `rm -rf P && ln -s /etc P`)
 	heldThenWrite(t, s, lower, upper, "P", "P/W/x", "P/W/new")
 }
@@ -108,5 +99,16 @@ func heldThenWrite(t *testing.T, s *Stage, lower, upper, held, keep, write strin
 	logCP(t, "c3", mustPromote(t, s, "c3"))
 	if !exists(filepath.Join(lower, keep)) {
 		t.Errorf("the workspace lost %s; the sandbox saw it before c3 and never deleted it", keep)
+	}
+}
+
+// recreateSealed has the sandbox recreate dir (rm -rf, mkdir, dir/x) in
+// call c1 and checks that promotion sealed it.
+func recreateSealed(t *testing.T, s *Stage, merged, dir string) {
+	t.Helper()
+	sh(t, merged, "rm -rf "+dir+" && mkdir "+dir+" && echo x > "+dir+"/x")
+	mustPromote(t, s, "c1")
+	if !s.st.Promoted[dir].Sealed {
+		t.Fatalf("the recreated %s is not sealed", dir)
 	}
 }

@@ -104,11 +104,7 @@ func TestRecordedDirBelowRecreatedSealed(t *testing.T) {
 // (found by a review: W/x was deleted).
 func TestHeldRecreateUnseals(t *testing.T) {
 	lower, upper, merged, s := overlayStage(t, map[string]string{"keep.txt": "k", "W/old": "o"})
-	sh(t, merged, `rm -rf W && mkdir W && echo x > W/x`)
-	mustPromote(t, s, "c1")
-	if !s.st.Promoted["W"].Sealed {
-		t.Fatalf("the recreated W is not sealed")
-	}
+	recreateSealed(t, s, merged, "W")
 	if err := os.Chmod(filepath.Join(lower, "W"), 0o700); err != nil {
 		t.Fatal(err)
 	}
