@@ -46,13 +46,23 @@ func (r *Runtime) newPod(ctx context.Context, s *session, uid, gid int64, guarde
 	if err := guarded(); err != nil {
 		return nil, false, err
 	}
+	pod, err = r.createPod(ctx, s, uid, gid)
+	return pod, false, err
+}
+
+// createPod creates the session's own (cold) pod, named for the session,
+// the write settled: an interrupted start knows whether it landed.
+func (r *Runtime) createPod(ctx context.Context, s *session, uid, gid int64) (*corev1.Pod, error) {
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%w: %w", sandbox.ErrClosed, context.Cause(ctx))
+	}
 	wctx, cancel := settled(ctx)
 	defer cancel()
-	pod, err = r.cs.CoreV1().Pods(r.opts.Namespace).Create(wctx, podSpec(s.cfg, s.id, r.owner, r.host, uid, gid), metav1.CreateOptions{})
+	pod, err := r.cs.CoreV1().Pods(r.opts.Namespace).Create(wctx, podSpec(s.cfg, s.id, r.owner, r.host, uid, gid), metav1.CreateOptions{})
 	if err != nil {
-		return nil, false, r.createError("the sandbox pod", err)
+		return nil, r.createError("the sandbox pod", err)
 	}
-	return pod, false, nil
+	return pod, nil
 }
 
 // writeTimeout bounds a write whose outcome must be known (settled).
@@ -78,16 +88,7 @@ func (r *Runtime) coldAfterWarm(ctx context.Context, s *session, uid, gid int64,
 	s.resetChannel()
 	r.notice(fmt.Sprintf("kubernetes: cold start: the claimed pool pod %s failed (%s)", s.name, oneLine(cause.Error())))
 	s.name, s.info.Start = podName(s.id), sandbox.StartCold
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("%w: %w", sandbox.ErrClosed, context.Cause(ctx))
-	}
-	wctx, cancel := settled(ctx)
-	defer cancel()
-	pod, err := r.cs.CoreV1().Pods(r.opts.Namespace).Create(wctx, podSpec(s.cfg, s.id, r.owner, r.host, uid, gid), metav1.CreateOptions{})
-	if err != nil {
-		return nil, r.createError("the sandbox pod", err)
-	}
-	return pod, nil
+	return r.createPod(ctx, s, uid, gid)
 }
 
 // resetChannel ends the attach stream and client of a pod given up.
