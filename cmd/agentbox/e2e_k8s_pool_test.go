@@ -13,14 +13,14 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/testutil"
+	k8s "github.com/agentbox/agentbox/sandbox/kubernetes"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 var warmRe = regexp.MustCompile(`warm pod from pool \((agentbox-[0-9a-f]+),`)
 
 // k8sIdlePoolPods counts the idle, Ready pool pods whose owner is pid.
-func k8sIdlePoolPods(t *testing.T, cs kubernetes.Interface, pid int) int {
+func k8sIdlePoolPods(t *testing.T, cs k8s.Clients, pid int) int {
 	t.Helper()
 	list, err := cs.CoreV1().Pods("agentbox").List(context.Background(), metav1.ListOptions{LabelSelector: "agentbox.pool.state=idle"})
 	if err != nil {

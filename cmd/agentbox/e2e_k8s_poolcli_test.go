@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentbox/agentbox/internal/testutil"
-	"k8s.io/client-go/kubernetes"
+	k8s "github.com/agentbox/agentbox/sandbox/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -20,13 +20,13 @@ func halfCPUPolicy(t *testing.T) string {
 }
 
 // k8sClient is a client of the test cluster.
-func k8sClient(t *testing.T) kubernetes.Interface {
+func k8sClient(t *testing.T) k8s.Clients {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", testutil.Kubeconfig(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := k8s.NewClients(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

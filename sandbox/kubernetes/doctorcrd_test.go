@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	fakediscovery "k8s.io/client-go/discovery/fake"
-	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
 
@@ -17,7 +16,7 @@ import (
 // is a note with the reason; it is never a failure.
 func TestAgentSandboxCheck(t *testing.T) {
 	withGroups := func(gvs ...string) *Runtime {
-		cs := fake.NewClientset()
+		cs := newFake()
 		d := cs.Discovery().(*fakediscovery.FakeDiscovery)
 		for _, gv := range gvs {
 			d.Resources = append(d.Resources, &metav1.APIResourceList{GroupVersion: gv})
@@ -54,7 +53,7 @@ func TestAgentSandboxCheck(t *testing.T) {
 			}
 		}
 	}
-	cs := fake.NewClientset()
+	cs := newFake()
 	cs.Discovery().(*fakediscovery.FakeDiscovery).PrependReactor("get", "group", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, errors.New("the server is currently unable to handle the request\nmore")
 	})

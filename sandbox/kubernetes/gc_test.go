@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	netv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 )
 
 // gc removes the pods (and NetworkPolicies) of dead owners, never those of
@@ -33,7 +32,7 @@ func TestGCOnFakeCluster(t *testing.T) {
 	np := func(name string, ann map[string]string) *netv1.NetworkPolicy {
 		return &netv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "agentbox", Annotations: ann, Labels: map[string]string{sandbox.LabelSession: name}, CreationTimestamp: metav1.Now()}}
 	}
-	cs := fake.NewClientset(
+	cs := newFake(
 		mk("dead", dead, corev1.PodRunning, true), np("dead", dead),
 		mk("live", me, corev1.PodRunning, true), np("live", me),
 		mk("elsewhere-running", otherBoot, corev1.PodRunning, true),

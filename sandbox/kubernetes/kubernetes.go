@@ -21,7 +21,6 @@ import (
 
 	"github.com/agentbox/agentbox/sandbox"
 	"github.com/go-logr/logr"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -73,8 +72,8 @@ type Options struct {
 
 // Runtime is the sandbox.Runtime backed by a Kubernetes cluster.
 type Runtime struct {
-	cs    kubernetes.Interface
-	rest  *rest.Config // nil: no attach (unit tests on a fake clientset)
+	cs    Clients
+	rest  *rest.Config // nil: no attach (unit tests on fake clients)
 	opts  Options
 	owner map[string]string
 	host  string
@@ -92,9 +91,9 @@ type Runtime struct {
 
 var _ sandbox.Runtime = (*Runtime)(nil)
 
-// New returns a Runtime on a clientset; cfg is the REST configuration the
+// New returns a Runtime on clients (NewClients, or a fake); cfg is the REST configuration the
 // attach stream needs (nil only in tests that never start a pod).
-func New(cs kubernetes.Interface, cfg *rest.Config, o Options) *Runtime {
+func New(cs Clients, cfg *rest.Config, o Options) *Runtime {
 	if o.Namespace == "" {
 		o.Namespace = DefaultNamespace
 	}
@@ -124,7 +123,7 @@ func Connect(ctx context.Context, o Options) (*Runtime, error) {
 	// encoded and decoded several times per claim, on both sides.
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := NewClients(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: Kubernetes client: %w", sandbox.ErrUnavailable, err)
 	}

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
 
@@ -53,7 +52,7 @@ func TestPoolKey(t *testing.T) {
 func TestPoolSpecMatches(t *testing.T) {
 	cfg := testConfig(t)
 	want := genericPod(cfg, 1234, 1234)
-	cs := fake.NewClientset()
+	cs := newFake()
 	p := want.DeepCopy()
 	p.Name = "agentbox-x"
 	got, err := cs.CoreV1().Pods("agentbox").Create(context.Background(), p, metav1.CreateOptions{})
@@ -139,7 +138,7 @@ func TestPoolServable(t *testing.T) {
 // annotations, a deadline shrunk to the session's, the pool's owner
 // reference gone when the claimer keeps no pool.
 func TestPoolClaimedUpdate(t *testing.T) {
-	rt := New(fake.NewClientset(), nil, Options{UsePool: true})
+	rt := New(newFake(), nil, Options{UsePool: true})
 	cfg := testConfig(t)
 	p := rt.pools.get(genericPod(cfg, 1, 1), true)
 	pod := p.newPod()
@@ -186,7 +185,7 @@ func TestParseUsage(t *testing.T) {
 // makes it try the next; an evicted pod and a pod not hardened as ours are
 // never handed out; an empty pool says so.
 func TestPoolClaimOnFakeCluster(t *testing.T) {
-	cs := fake.NewClientset()
+	cs := newFake()
 	versioned(cs)
 	rt := New(cs, nil, Options{UsePool: true})
 	cfg := testConfig(t)
@@ -243,7 +242,7 @@ func noGuard() error { return nil }
 // the session's: when the cluster refused that policy, no pod is claimed
 // and every pod is still idle.
 func TestPoolClaimWaitsForGuard(t *testing.T) {
-	cs := fake.NewClientset()
+	cs := newFake()
 	rt := New(cs, nil, Options{UsePool: true})
 	cfg := testConfig(t)
 	p := rt.pools.get(genericPod(cfg, 1234, 1234), true)
@@ -269,7 +268,7 @@ func TestPoolClaimWaitsForGuard(t *testing.T) {
 // A cluster that refuses the pool's pods (a quota) leaves the pool empty,
 // and the cold start says why in one line.
 func TestPoolRefusedFallsBackCold(t *testing.T) {
-	cs := fake.NewClientset()
+	cs := newFake()
 	cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(corev1.Resource("pods"), "agentbox-x", errors.New("exceeded quota: pods, requested: pods=1, used: pods=4, limited: pods=4"))
 	})

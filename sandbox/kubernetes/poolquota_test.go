@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes/fake"
 )
 
 // quota is a ResourceQuota whose status the (fake) cluster has computed.
@@ -49,7 +48,7 @@ func TestPoolBudgetRoom(t *testing.T) {
 			quota("be", []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort}, "pods", "1", "1")}, -1, ""},
 		{"scoped ours", []*corev1.ResourceQuota{quota("t", []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeTerminating}, "pods", "2", "0")}, 1, "ResourceQuota t"},
 	} {
-		cs := fake.NewClientset()
+		cs := newFake()
 		for _, q := range tc.quotas {
 			if _, err := cs.CoreV1().ResourceQuotas("agentbox").Create(context.Background(), q, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
@@ -68,7 +67,7 @@ func TestPoolBudgetRoom(t *testing.T) {
 // says why in one line (the cold start's reason), without the 30 s
 // back-off of a refusal.
 func TestPoolFillStopsAtBudget(t *testing.T) {
-	cs := fake.NewClientset(quota("budget", nil, "pods", "3", "0"))
+	cs := newFake(quota("budget", nil, "pods", "3", "0"))
 	rt := New(cs, nil, Options{UsePool: true})
 	p := rt.pools.get(genericPod(testConfig(t), 1234, 1234), true)
 	rt.pools.size = 3 // a pool of 3, filled by hand (no refill goroutine)
@@ -84,7 +83,7 @@ func TestPoolFillStopsAtBudget(t *testing.T) {
 
 // A cold pod the quota refuses says so, not that agentbox lacks rights.
 func TestCreateErrorQuota(t *testing.T) {
-	rt := New(fake.NewClientset(), nil, Options{})
+	rt := New(newFake(), nil, Options{})
 	err := rt.createError("the sandbox pod", apierrors.NewForbidden(corev1.Resource("pods"), "agentbox-x",
 		errors.New("exceeded quota: budget, requested: pods=1, used: pods=3, limited: pods=3")))
 	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "ResourceQuota has no room") || strings.Contains(err.Error(), "needs to create pods") {

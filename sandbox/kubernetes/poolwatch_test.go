@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
 
@@ -24,7 +23,7 @@ import (
 // fewer), and a pod claimed since it was watched (by another process) is
 // a conflict the claim moves past.
 func TestPoolClaimsFromWatch(t *testing.T) {
-	cs := fake.NewClientset()
+	cs := newFake()
 	rt := New(cs, nil, Options{Pool: 2})
 	defer rt.Close(context.Background())
 	cfg := testConfig(t)
@@ -68,7 +67,7 @@ func TestPoolClaimsFromWatch(t *testing.T) {
 
 // readyInView makes the pool's pods Ready by hand (the fake cluster runs
 // nothing) until n of them are servable in p's watched view.
-func readyInView(t *testing.T, cs *fake.Clientset, p *pool, n int) {
+func readyInView(t *testing.T, cs *fakeClients, p *pool, n int) {
 	t.Helper()
 	ctx := context.Background()
 	pods := cs.CoreV1().Pods("agentbox")
@@ -113,7 +112,7 @@ func readyInView(t *testing.T, cs *fake.Clientset, p *pool, n int) {
 // watched view at its second, and claims from the view from then on; a
 // process that claims once (a one-shot exec) never starts a view.
 func TestPoolClaimerWatchesFromSecondClaim(t *testing.T) {
-	cs := fake.NewClientset()
+	cs := newFake()
 	versioned(cs)
 	keeper := New(cs, nil, Options{Pool: 4})
 	defer keeper.Close(context.Background())
@@ -167,7 +166,7 @@ func TestPoolClaimerWatchesFromSecondClaim(t *testing.T) {
 // versioned makes the fake cluster keep resourceVersions for pods as the
 // API server does: each write gives the pod a new one, and an update at
 // an older one is a conflict (the fake alone takes any update).
-func versioned(cs *fake.Clientset) {
+func versioned(cs *fakeClients) {
 	var mu sync.Mutex
 	next := 0
 	bump := func(pod *corev1.Pod) {
@@ -199,7 +198,7 @@ func versioned(cs *fake.Clientset) {
 // countClaimLists counts the lists of the idle pods of cfg's pool key
 // (a claim's, or a view's); registered before any pool runs (the fake's
 // reactors are not safe to add while it serves).
-func countClaimLists(cs *fake.Clientset, cfg sandbox.Config) *atomic.Int32 {
+func countClaimLists(cs *fakeClients, cfg sandbox.Config) *atomic.Int32 {
 	sel := labels.SelectorFromSet(labels.Set{labelPool: poolKey(genericPod(cfg, 1234, 1234), true), labelPoolState: poolIdle}).String()
 	var n atomic.Int32
 	cs.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {

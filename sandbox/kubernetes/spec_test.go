@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 )
 
 func testConfig(t *testing.T) sandbox.Config {
@@ -28,7 +27,7 @@ func testConfig(t *testing.T) sandbox.Config {
 func TestPodSpecHardening(t *testing.T) {
 	cfg := testConfig(t)
 	id := sandbox.NewID()
-	cs := fake.NewClientset()
+	cs := newFake()
 	owner := sandbox.OwnerLabels()
 	if _, err := cs.CoreV1().Pods("agentbox").Create(context.Background(), podSpec(cfg, id, owner, "h", 1234, 1234), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -183,7 +182,7 @@ func TestPodState(t *testing.T) {
 // beyond lo, unless the operator asserts enforcement (the probe's
 // interface list is the seam).
 func TestDoctorNetpolRefusal(t *testing.T) {
-	cs := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "agentbox"}})
+	cs := newFake(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "agentbox"}})
 	for _, c := range []struct {
 		ifaces   []string
 		asserted bool
