@@ -24,6 +24,7 @@ import (
 // a conflict the claim moves past.
 func TestPoolClaimsFromWatch(t *testing.T) {
 	cs := newFake()
+	versioned(cs)
 	rt := New(cs, nil, Options{Pool: 2})
 	defer rt.Close(context.Background())
 	cfg := testConfig(t)
