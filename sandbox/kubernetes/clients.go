@@ -49,7 +49,7 @@ func NewClients(cfg *rest.Config) (Clients, error) {
 	}
 	if c.RateLimiter == nil && c.QPS > 0 {
 		if c.Burst <= 0 {
-			return nil, fmt.Errorf("Kubernetes client: QPS %v needs a burst above 0", c.QPS)
+			return nil, fmt.Errorf("the Kubernetes client's QPS %v needs a burst above 0", c.QPS)
 		}
 		c.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(c.QPS, c.Burst)
 	}
