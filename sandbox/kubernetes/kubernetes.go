@@ -91,8 +91,9 @@ type Runtime struct {
 
 var _ sandbox.Runtime = (*Runtime)(nil)
 
-// New returns a Runtime on clients (NewClients, or a fake); cfg is the REST configuration the
-// attach stream needs (nil only in tests that never start a pod).
+// New returns a Runtime on clients (NewClients, or a fake); cfg is the
+// REST configuration the attach stream needs (nil only in tests that
+// never start a pod).
 func New(cs Clients, cfg *rest.Config, o Options) *Runtime {
 	if o.Namespace == "" {
 		o.Namespace = DefaultNamespace
