@@ -37,7 +37,7 @@ func (s *Server) exec(req *wire.Request) *wire.Response {
 	if err != nil {
 		return &wire.Response{Error: "pipe: " + err.Error()}
 	}
-	c := &traceCall{judge: s.judge, limit: s.pidsBudget(), untraced: s.noTrace, viaShim: s.viaShim, ids: s.ids, procs: s.procs}
+	c := &traceCall{judge: s.judge, limit: s.pidsBudget(), untraced: s.noTrace, viaShim: s.viaShim, ids: s.ids, procs: s.procs, held: &s.held}
 	if req.Expect != nil {
 		// The executor's own bash (started through the shim under gVisor,
 		// so seen at an exec stop) is expected.

@@ -56,7 +56,8 @@ type Server struct {
 	pidsMax int
 	effects *effects
 	link    *link
-	xfer    *xfer // copies of a workspace that lives in the sandbox (copy_linux.go)
+	xfer    *xfer    // copies of a workspace that lives in the sandbox (copy_linux.go)
+	held    stopHold // the processes a sweep is killing (procs_linux.go)
 
 	descendantsOnly bool   // tests on a host: sweep only the executor's descendants
 	testRoot        string // tests on a host: the workspace

@@ -45,7 +45,9 @@ func (s *Server) killAllExcept(survivors map[int]bool) int {
 		}
 		// Stop them all first, so that none can fork or act on another's
 		// death (a shell running its next command once its child is
-		// killed) while the sweep goes on; then kill them all.
+		// killed) while the sweep goes on; then kill them all. The
+		// tracer keeps traced victims stopped meanwhile (held).
+		s.held.set(victims)
 		for _, pid := range victims {
 			_ = syscall.Kill(pid, syscall.SIGSTOP)
 		}
@@ -54,6 +56,7 @@ func (s *Server) killAllExcept(survivors map[int]bool) int {
 				n++
 			}
 		}
+		s.held.clear()
 		killed += n
 		if n == 0 {
 			return killed

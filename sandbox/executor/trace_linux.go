@@ -78,6 +78,9 @@ type traceCall struct {
 	// imgs are the traced processes whose image is a toolchain's file
 	// (see toolchainctx_linux.go).
 	imgs map[int]toolImage
+	// held are the processes a sweep is killing: left stopped (nil:
+	// none).
+	held *stopHold
 
 	root       int
 	rootStatus syscall.WaitStatus
@@ -195,6 +198,9 @@ func (c *traceCall) event(pid int, ws syscall.WaitStatus) {
 		return
 	case !ws.Stopped():
 		return
+	}
+	if c.held.has(pid) {
+		return // being killed: not resumed (its SIGKILL ends the stop)
 	}
 	sig := ws.StopSignal()
 	if sig == syscall.SIGTRAP && ws.TrapCause() > 0 {
