@@ -47,7 +47,7 @@ func (s *Server) killAllExcept(survivors map[int]bool) int {
 		// death (a shell running its next command once its child is
 		// killed) while the sweep goes on; then kill them all. The
 		// tracer keeps traced victims stopped meanwhile (held).
-		s.held.set(victims)
+		s.held.hold(victims)
 		for _, pid := range victims {
 			_ = syscall.Kill(pid, syscall.SIGSTOP)
 		}
@@ -56,7 +56,7 @@ func (s *Server) killAllExcept(survivors map[int]bool) int {
 				n++
 			}
 		}
-		s.held.clear()
+		s.held.release(victims)
 		killed += n
 		if n == 0 {
 			return killed
