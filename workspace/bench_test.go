@@ -10,7 +10,7 @@ import (
 // BenchmarkSnapshot60000: one stat snapshot of a 60,000-file workspace
 // (rw mode takes two per run, plus hashing only what changed).
 func BenchmarkSnapshot60000(b *testing.B) {
-	dir := b.TempDir()
+	dir := benchDir(b)
 	GenerateTree(b, dir, 60000)
 	b.ResetTimer()
 	for b.Loop() {
@@ -28,9 +28,10 @@ func BenchmarkOverlayCopy60000(b *testing.B) { benchCopy(b, 60000) }
 func BenchmarkOverlayCopy10(b *testing.B) { benchCopy(b, 10) }
 
 func benchCopy(b *testing.B, n int) {
-	src := filepath.Join(b.TempDir(), "ws")
+	base := benchDir(b)
+	src := filepath.Join(base, "ws")
 	GenerateTree(b, src, n)
-	store := Store{Dir: filepath.Join(b.TempDir(), "work")}
+	store := Store{Dir: filepath.Join(base, "work")}
 	fsclock.Tick(b, src)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
