@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"sync/atomic"
 	"testing"
 )
 
@@ -14,7 +13,6 @@ var benchRoot struct {
 	once sync.Once
 	dir  string
 	err  error
-	n    atomic.Int64
 }
 
 // benchDir is a new directory for a benchmark's trees, kept until the
@@ -31,8 +29,8 @@ func benchDir(b *testing.B) string {
 	if benchRoot.err != nil {
 		b.Fatal(benchRoot.err)
 	}
-	d := fmt.Sprintf("%s/%d", benchRoot.dir, benchRoot.n.Add(1))
-	if err := os.Mkdir(d, 0o755); err != nil {
+	d, err := os.MkdirTemp(benchRoot.dir, "")
+	if err != nil {
 		b.Fatal(err)
 	}
 	return d

@@ -46,7 +46,9 @@ func scratchFS(ctx context.Context, dir string) (mnt string, undo func(), err er
 		return "", nil, err
 	}
 	return mnt, func() {
-		_ = exec.Command("umount", mnt).Run()
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "unmounting the write rows' scratch filesystem %s: %v: %s; umount it by hand\n", mnt, err, strings.TrimSpace(string(out)))
+		}
 		_ = os.Remove(img)
 	}, nil
 }
