@@ -13,3 +13,12 @@ import "context"
 type CallHook interface {
 	AfterCall(ctx context.Context, o *Outcome) error
 }
+
+// CallWaiter is the optional power of a CallHook whose step may outlast
+// the call's result (a staged workspace finishes a bulk call's promotion
+// while the model thinks): the pipeline calls BeforeCall before each tool
+// call, before anything of it is decided or recorded, and it waits for
+// the last step to finish. An error ends the session, as AfterCall's.
+type CallWaiter interface {
+	BeforeCall(ctx context.Context) error
+}

@@ -198,8 +198,13 @@ func (t *Tools) record(rec *audit.Record) error {
 // unknown tool, denial, a file the executor refused) come back as text in
 // Outcome.Text; Outcome.Err is set only when the session must end. The
 // Hook runs before it returns (on a staged workspace the call's changes
-// are promoted, or held).
+// are promoted, or held); a CallWaiter's BeforeCall runs first.
 func (t *Tools) Call(ctx context.Context, callID, name, argsJSON string) Outcome {
+	if w, ok := t.Hook.(CallWaiter); ok {
+		if err := w.BeforeCall(ctx); err != nil {
+			return Outcome{CallID: callID, Tool: name, Err: err, Text: "error: " + t.redact(err.Error())}
+		}
+	}
 	o := t.call(ctx, callID, name, argsJSON)
 	if t.Hook != nil && o.Err == nil {
 		text := o.Text

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 	"gopkg.in/yaml.v3"
@@ -16,6 +17,9 @@ import (
 
 // maxScriptBytes bounds the size of a script file.
 const maxScriptBytes = 8 << 20
+
+// maxThink bounds a turn's think time.
+const maxThink = time.Minute
 
 // Script is a YAML file of assistant turns replayed by a Scripted model:
 //
@@ -38,6 +42,10 @@ type Turn struct {
 	Content      string       `yaml:"content"`
 	ToolCalls    []ScriptCall `yaml:"tool_calls"`
 	FinishReason string       `yaml:"finish_reason"`
+	// Think is how long the model takes before this reply (a duration:
+	// "1s", "250ms"; none by default), as a real model's latency, for
+	// benchmarks and tests of what happens while it thinks.
+	Think time.Duration `yaml:"think"`
 }
 
 // ScriptCall is one tool call of a Turn.
@@ -63,6 +71,9 @@ func ParseScript(name string, data []byte) (*Script, error) {
 		return nil, fmt.Errorf("script %s has no turns; add a turns: list of assistant replies", name)
 	}
 	for i, t := range s.Turns {
+		if t.Think < 0 || t.Think > maxThink {
+			return nil, fmt.Errorf("script %s: turns[%d].think %s is outside 0 to %s", name, i, t.Think, maxThink)
+		}
 		for j, c := range t.ToolCalls {
 			if c.Name == "" {
 				return nil, fmt.Errorf("script %s: turns[%d].tool_calls[%d] has no name", name, i, j)
@@ -137,6 +148,15 @@ func (m *Scripted) Complete(ctx context.Context, req Request) (Response, error) 
 	m.next++
 	m.mu.Unlock()
 	t := m.script.Turns[i]
+	if t.Think > 0 {
+		tm := time.NewTimer(t.Think)
+		select {
+		case <-tm.C:
+		case <-ctx.Done():
+			tm.Stop()
+			return Response{}, context.Cause(ctx)
+		}
+	}
 	msg := Message{Role: RoleAssistant, Content: t.Content}
 	for j, c := range t.ToolCalls {
 		id := c.ID

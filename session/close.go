@@ -56,10 +56,15 @@ func (s *Session) Close(ctx context.Context, end End) (Closed, error) {
 		s.cleanup.releaseAll(ctx) // nothing ran: nothing is kept
 		return res, nil
 	}
+	// A bulk call's promotion still going on finishes first: its records
+	// come before the last ones.
+	stageErr := s.settle()
+	if stageErr != nil {
+		s.notice(stageErr.Error())
+	}
 	if sess != nil && s.beforeClose != nil {
 		s.beforeClose(ctx, sess)
 	}
-	var stageErr error
 	if sess != nil {
 		lost := ""
 		// A workspace inside the sandbox comes back first, its refused
@@ -86,7 +91,7 @@ func (s *Session) Close(ctx context.Context, end End) (Closed, error) {
 			s.notice(n)
 		}
 		if err != nil {
-			stageErr = err
+			stageErr = errors.Join(stageErr, err)
 			s.notice(err.Error())
 		}
 		res.Files = fin.Files

@@ -19,9 +19,10 @@ const maxListed = 10
 // tells the model what was held and why. A promotion that fails ends the
 // session: nothing more runs while changes cannot be decided.
 func (s *Session) promote(ctx context.Context, o *agent.Outcome) error {
+	s.tellLate(o)
 	// A call the caller cancelled (its processes killed, the session
 	// going on) still has its changes decided and promoted.
-	cp, err := s.ws.AfterCall(context.WithoutCancel(ctx), o.CallID)
+	cp, pending, err := s.afterCall(context.WithoutCancel(ctx), o)
 	if err != nil {
 		err = fmt.Errorf("promoting the changes of call %s: %w", o.CallID, err)
 		_ = s.record(&audit.Record{Event: audit.EventError, CallID: o.CallID, Tool: o.Tool, Error: err.Error()})
@@ -30,12 +31,19 @@ func (s *Session) promote(ctx context.Context, o *agent.Outcome) error {
 	if cp == nil {
 		return nil
 	}
-	if err := s.recordCheckpoint(cp, o.Tool); err != nil {
-		return err
+	if !pending {
+		if err := s.recordCheckpoint(cp, o.Tool); err != nil {
+			return err
+		}
 	}
 	held := cp.HeldChanges()
 	if len(held) == 0 {
 		return nil
+	}
+	if pending {
+		for _, c := range held {
+			s.bg.told[c.Path] = true
+		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n[agentbox held %d change(s) of this call: they will not reach the user's workspace and are gone from the sandbox. Do not try to make them another way.]\n", len(held))

@@ -107,6 +107,12 @@ type Session struct {
 	state    state
 	cleanup  cleanups // what the session acquired, released in one place each
 	recorded bool     // session_start written
+
+	// bg is a bulk call's promotion finishing while the model thinks;
+	// lateHeld what it held beyond what the model was told with the
+	// call, for the next call's result.
+	bg       *deferredCall
+	lateHeld []lateHold
 }
 
 // Open prepares a session on rt: it decides the workspace mode from the

@@ -105,7 +105,7 @@ func (l *lister) gitHazard(c *StagedChange) (string, string) {
 	v := l.gitView
 	segs := strings.Split(c.Path, "/")
 	ownTop := v.ownGit && segs[0] == ".git"
-	if c.Change != "deleted" && c.Type == TypeFile {
+	if c.Change != "deleted" && c.Type == TypeFile && !l.gitdirAtCopy {
 		gd, err := l.gitdirUpper(c.Path)
 		if err != nil {
 			// Gone or changed since it was listed (a process the sandbox

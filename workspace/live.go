@@ -29,6 +29,7 @@ type Promoter interface {
 type Live struct {
 	*Copy
 	Stage *Stage
+	bg    *inflight // a bulk call's promotion under way (AfterCallDeferred)
 }
 
 var _ Promoter = (*Live)(nil)
@@ -78,6 +79,7 @@ func (l *Live) Describe() string {
 
 // AfterCall promotes what the call changed.
 func (l *Live) AfterCall(ctx context.Context, callID string) (*Checkpoint, error) {
+	l.settle()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -88,6 +90,7 @@ func (l *Live) AfterCall(ctx context.Context, callID string) (*Checkpoint, error
 // in it any more), removes the staging layer and keeps the records
 // (checkpoints, before-images, held changes) for changes, rewind and fork.
 func (l *Live) Finish(callID string) (*Checkpoint, error) {
+	l.settle()
 	cp, err := l.Stage.Promote(callID)
 	if err != nil {
 		return nil, err

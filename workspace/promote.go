@@ -35,15 +35,31 @@ func (s *Stage) Promote(callID string) (*Checkpoint, error) {
 	if s.Keep {
 		return s.keep(callID)
 	}
-	changes, err := s.List()
-	if err != nil {
+	cp, err := s.decideCall(callID)
+	if cp == nil || err != nil {
 		return nil, err
 	}
-	if len(changes) == 0 {
-		return nil, nil
+	return s.promoteDecided(cp)
+}
+
+// decideCall lists the changes staged since the last promotion and
+// decides each: the first half of Promote (nil: nothing changed).
+// Nothing is written, in the workspace or the records.
+func (s *Stage) decideCall(callID string) (*Checkpoint, error) {
+	// Every file promoted is read once, by its copy, which judges its
+	// content (contentHazard) before it is renamed into place.
+	changes, err := s.listing(false, true)
+	if err != nil || len(changes) == 0 {
+		return nil, err
 	}
-	cp := &Checkpoint{Seq: s.st.Seq + 1, CallID: callID, Time: time.Now().UTC(), Changes: changes,
-		After: map[string]fstree.Stamp{}, BeforeMode: map[string]uint32{}}
+	return &Checkpoint{Seq: s.st.Seq + 1, CallID: callID, Time: time.Now().UTC(), Changes: changes,
+		After: map[string]fstree.Stamp{}, BeforeMode: map[string]uint32{}}, nil
+}
+
+// promoteDecided is the second half of Promote: the journal, the
+// promotion of cp's allowed changes, the holds and the records. Nothing
+// else may use the stage meanwhile.
+func (s *Stage) promoteDecided(cp *Checkpoint) (*Checkpoint, error) {
 	if err := writeJSON(filepath.Join(s.State, journalFile), cp); err != nil {
 		return nil, err
 	}
@@ -62,7 +78,7 @@ func (s *Stage) Promote(callID string) (*Checkpoint, error) {
 	defer up.Close()
 	p := &promoter{s: s, low: low, up: up, cp: cp, before: filepath.Join(s.State, "before", fmt.Sprint(cp.Seq)),
 		failed: map[string]bool{}}
-	p.promoteAll(changes)
+	p.promoteAll(cp.Changes)
 	if err := p.hold(); err != nil {
 		return nil, err
 	}

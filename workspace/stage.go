@@ -158,7 +158,12 @@ func (l *lister) Close() {
 	l.up.Close()
 }
 
-func (s *Stage) list(all bool) ([]StagedChange, error) {
+func (s *Stage) list(all bool) ([]StagedChange, error) { return s.listing(all, false) }
+
+// listing is list; atCopy: the gitdir: content check is left to the
+// copy (rw promotion judges every file's content again on the bytes it
+// writes, contentHazard), so that a file is read once.
+func (s *Stage) listing(all, atCopy bool) ([]StagedChange, error) {
 	s.dirs = map[string]fstree.Stamp{}
 	s.hidden = map[string]promotedEntry{}
 	l, err := s.newLister(all)
@@ -166,6 +171,7 @@ func (s *Stage) list(all bool) ([]StagedChange, error) {
 		return nil, err
 	}
 	defer l.Close()
+	l.gitdirAtCopy = atCopy
 	// Conflicts are decided with everything else (a conflict holds what
 	// is below it), in rw promotion: a copy's apply checks its own.
 	l.conflicts = !s.Keep && !all
@@ -198,11 +204,14 @@ func (l *lister) collect() error {
 }
 
 type lister struct {
-	s       *Stage
-	ownGit  bool
-	all     bool // list kept entries too
-	out     []StagedChange
-	gitView *gitView // git's discovery rules on the view (gitdiscover.go)
+	s      *Stage
+	ownGit bool
+	all    bool // list kept entries too
+	// gitdirAtCopy: a file's gitdir: content is judged when it is copied
+	// (rw promotion), not read here.
+	gitdirAtCopy bool
+	out          []StagedChange
+	gitView      *gitView // git's discovery rules on the view (gitdiscover.go)
 	// heldDirs are the paths held so far, of any type and for any reason
 	// (sorted order: parents are decided before their entries); nothing
 	// below one is promoted.

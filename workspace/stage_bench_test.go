@@ -150,3 +150,26 @@ func BenchmarkPromoteHeld1(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecide10000: listing and deciding a call that added 10,000
+// files, what a bulk call's result waits for (the copies go on while the
+// model thinks: AfterCallDeferred).
+func BenchmarkDecide10000(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		lower, upper, state := benchStage(b, 10)
+		for j := range 10000 {
+			writeFile(b, filepath.Join(upper, fmt.Sprintf("d%d", j%100), fmt.Sprintf("f%d.txt", j)), "content\n")
+		}
+		s, err := OpenStage(upper, lower, state, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		unix.Sync()
+		b.StartTimer()
+		cp, err := s.decideCall("call")
+		if err != nil || len(cp.Changes) < 10000 {
+			b.Fatalf("%v", err)
+		}
+	}
+}

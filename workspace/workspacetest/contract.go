@@ -42,6 +42,7 @@ func Run(t *testing.T, newWS New) {
 	t.Run("Lost", func(t *testing.T) { testLost(t, newWS) })
 	t.Run("Discard", func(t *testing.T) { testDiscard(t, newWS) })
 	t.Run("Pend", func(t *testing.T) { testPend(t, newWS) })
+	t.Run("Deferred", func(t *testing.T) { testDeferred(t, newWS) })
 }
 
 // session is one session played by the test: the workspace, the user's
