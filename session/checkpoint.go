@@ -11,6 +11,15 @@ import (
 // record of what it promoted (or kept in a copy for apply) and an alarm per
 // held change.
 func (s *Session) recordCheckpoint(cp *workspace.Checkpoint, tool string) error {
+	if err := s.recordChanges(cp, tool); err != nil {
+		return err
+	}
+	return s.recordHeld(cp.CallID, tool, cp.HeldChanges())
+}
+
+// recordChanges writes the `changes` record of what cp promoted (or
+// kept); none when nothing was.
+func (s *Session) recordChanges(cp *workspace.Checkpoint, tool string) error {
 	var files []audit.FileChange
 	for _, c := range cp.Promoted() {
 		if c.Type != workspace.TypeDir || c.Change == workspace.ChangeMode {
@@ -22,13 +31,15 @@ func (s *Session) recordCheckpoint(cp *workspace.Checkpoint, tool string) error 
 		if cp.Kept {
 			reason = fmt.Sprintf("checkpoint %d, kept in the copy for apply", cp.Seq)
 		}
-		if err := s.record(&audit.Record{Event: audit.EventChanges, CallID: cp.CallID, Tool: tool,
-			Reason: reason, Files: files}); err != nil {
-			return err
-		}
+		return s.record(&audit.Record{Event: audit.EventChanges, CallID: cp.CallID, Tool: tool, Reason: reason, Files: files})
 	}
-	for _, c := range cp.HeldChanges() {
-		if err := s.record(&audit.Record{Event: audit.EventAlarm, CallID: cp.CallID, Tool: tool,
+	return nil
+}
+
+// recordHeld writes an alarm per held change of the call.
+func (s *Session) recordHeld(callID, tool string, held []workspace.StagedChange) error {
+	for _, c := range held {
+		if err := s.record(&audit.Record{Event: audit.EventAlarm, CallID: callID, Tool: tool,
 			Rule: c.Held, Path: c.Path, What: "held " + c.Change, Action: "held", Reason: c.Why}); err != nil {
 			return err
 		}

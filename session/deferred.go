@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -14,39 +15,60 @@ import (
 var _ agent.CallWaiter = (*Session)(nil)
 
 // deferredCall is a bulk call's promotion finishing in the background
-// (workspace.Deferrer): its records are written when it is waited for.
+// (workspace.Deferrer) and the session's recorder of it, which writes
+// the call's `changes` record and the alarms of what the copies held as
+// soon as it is done (audit logs take concurrent appends); settle joins
+// it.
 type deferredCall struct {
-	d      workspace.Deferred
 	callID string
-	tool   string
-	told   map[string]bool // held changes the model was told of with the call
+	done   chan struct{}
+	err    error                    // the promotion's, or its records'
+	late   []workspace.StagedChange // held by the copies: not yet told to the model
 }
 
-// lateHold is a change a deferred promotion held that the model was not
-// told of with its call.
-type lateHold struct {
-	callID string
-	c      workspace.StagedChange
-}
-
-// afterCall decides and promotes the call's changes; pending: a bulk
-// call's copies go on in the background (cp holds the decisions alone,
-// and its records wait for settle).
-func (s *Session) afterCall(ctx context.Context, o *agent.Outcome) (cp *workspace.Checkpoint, pending bool, err error) {
+// afterCall decides and promotes the call's changes; def is pending when
+// a bulk call's copies go on in the background (cp then holds the
+// decisions alone).
+func (s *Session) afterCall(ctx context.Context, o *agent.Outcome) (cp *workspace.Checkpoint, def workspace.Deferred, err error) {
 	d, ok := s.ws.(workspace.Deferrer)
 	if !ok {
 		cp, err = s.ws.AfterCall(ctx, o.CallID)
-		return cp, false, err
+		return cp, workspace.Deferred{}, err
 	}
 	if err := s.settle(); err != nil {
-		return nil, false, err
+		return nil, workspace.Deferred{}, err
 	}
-	def, err := d.AfterCallDeferred(ctx, o.CallID)
-	if err != nil || !def.Pending() {
-		return def.Checkpoint, false, err
+	def, err = d.AfterCallDeferred(ctx, o.CallID)
+	return def.Checkpoint, def, err
+}
+
+// deferCall starts the recorder of a pending promotion; told are the
+// held changes already recorded and told to the model.
+func (s *Session) deferCall(def workspace.Deferred, callID, tool string, told []workspace.StagedChange) {
+	was := map[string]bool{}
+	for _, c := range told {
+		was[c.Path] = true
 	}
-	s.bg = &deferredCall{d: def, callID: o.CallID, tool: o.Tool, told: map[string]bool{}}
-	return def.Checkpoint, true, nil
+	bg := &deferredCall{callID: callID, done: make(chan struct{})}
+	s.bg = bg
+	go func() {
+		defer close(bg.done)
+		cp, err := def.Wait()
+		if err != nil {
+			bg.err = fmt.Errorf("promoting the changes of call %s: %w", callID, err)
+			_ = s.record(&audit.Record{Event: audit.EventError, CallID: callID, Tool: tool, Error: bg.err.Error()})
+			return
+		}
+		if cp == nil {
+			return
+		}
+		for _, c := range cp.HeldChanges() {
+			if !was[c.Path] {
+				bg.late = append(bg.late, c)
+			}
+		}
+		bg.err = errors.Join(s.recordChanges(cp, tool), s.recordHeld(callID, tool, bg.late))
+	}()
 }
 
 // BeforeCall implements agent.CallWaiter: a bulk call's promotion, which
@@ -54,34 +76,27 @@ func (s *Session) afterCall(ctx context.Context, o *agent.Outcome) (cp *workspac
 // again.
 func (s *Session) BeforeCall(context.Context) error { return s.settle() }
 
-// settle waits for a deferred promotion and writes its records (the
-// call's `changes` and an alarm per held change); what it held beyond the
-// decisions the model was told of goes with the next call's result. A
-// promotion that failed ends the session, as after a call.
+// settle waits for a deferred promotion and its records; what it held
+// beyond the decisions the model was told of goes with the next call's
+// result. A promotion that failed ends the session, as after a call.
 func (s *Session) settle() error {
 	bg := s.bg
 	if bg == nil {
 		return nil
 	}
 	s.bg = nil
-	cp, err := bg.d.Wait()
-	if err != nil {
-		err = fmt.Errorf("promoting the changes of call %s: %w", bg.callID, err)
-		_ = s.record(&audit.Record{Event: audit.EventError, CallID: bg.callID, Tool: bg.tool, Error: err.Error()})
-		return err
+	<-bg.done
+	for _, c := range bg.late {
+		s.lateHeld = append(s.lateHeld, lateHold{callID: bg.callID, c: c})
 	}
-	if cp == nil {
-		return nil
-	}
-	if err := s.recordCheckpoint(cp, bg.tool); err != nil {
-		return err
-	}
-	for _, c := range cp.HeldChanges() {
-		if !bg.told[c.Path] {
-			s.lateHeld = append(s.lateHeld, lateHold{callID: bg.callID, c: c})
-		}
-	}
-	return nil
+	return bg.err
+}
+
+// lateHold is a change a deferred promotion held that the model was not
+// told of with its call.
+type lateHold struct {
+	callID string
+	c      workspace.StagedChange
 }
 
 // tellLate tells the model, with o's result, what a deferred promotion of

@@ -22,7 +22,7 @@ func (s *Session) promote(ctx context.Context, o *agent.Outcome) error {
 	s.tellLate(o)
 	// A call the caller cancelled (its processes killed, the session
 	// going on) still has its changes decided and promoted.
-	cp, pending, err := s.afterCall(context.WithoutCancel(ctx), o)
+	cp, def, err := s.afterCall(context.WithoutCancel(ctx), o)
 	if err != nil {
 		err = fmt.Errorf("promoting the changes of call %s: %w", o.CallID, err)
 		_ = s.record(&audit.Record{Event: audit.EventError, CallID: o.CallID, Tool: o.Tool, Error: err.Error()})
@@ -31,19 +31,19 @@ func (s *Session) promote(ctx context.Context, o *agent.Outcome) error {
 	if cp == nil {
 		return nil
 	}
-	if !pending {
-		if err := s.recordCheckpoint(cp, o.Tool); err != nil {
+	held := cp.HeldChanges()
+	if def.Pending() {
+		// The decisions' holds are final: their alarms now; the rest
+		// when the copies are done (deferCall).
+		if err := s.recordHeld(cp.CallID, o.Tool, held); err != nil {
 			return err
 		}
+		s.deferCall(def, o.CallID, o.Tool, held)
+	} else if err := s.recordCheckpoint(cp, o.Tool); err != nil {
+		return err
 	}
-	held := cp.HeldChanges()
 	if len(held) == 0 {
 		return nil
-	}
-	if pending {
-		for _, c := range held {
-			s.bg.told[c.Path] = true
-		}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n[agentbox held %d change(s) of this call: they will not reach the user's workspace and are gone from the sandbox. Do not try to make them another way.]\n", len(held))

@@ -44,14 +44,17 @@ func (d Deferred) Wait() (*Checkpoint, error) {
 
 // inflight is a deferred promotion under way.
 type inflight struct {
-	done chan struct{}
-	cp   *Checkpoint
-	err  error
+	done  chan struct{}
+	cp    *Checkpoint
+	err   error
+	taken bool // Wait returned err (on the caller's goroutine)
 }
 
 // AfterCallDeferred implements Deferrer.
 func (l *Live) AfterCallDeferred(ctx context.Context, callID string) (Deferred, error) {
-	l.settle()
+	if err := l.settle(); err != nil {
+		return Deferred{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return Deferred{}, err
 	}
@@ -72,16 +75,24 @@ func (l *Live) AfterCallDeferred(ctx context.Context, callID string) (Deferred, 
 	}()
 	return Deferred{Checkpoint: decided, wait: func() (*Checkpoint, error) {
 		<-f.done
+		f.taken = true
 		return f.cp, f.err
 	}}, nil
 }
 
-// settle waits for a deferred promotion under way, if any.
-func (l *Live) settle() {
-	if l.bg != nil {
-		<-l.bg.done
-		l.bg = nil
+// settle waits for a deferred promotion under way, if any, and returns
+// its error unless Wait gave it already.
+func (l *Live) settle() error {
+	f := l.bg
+	if f == nil {
+		return nil
 	}
+	<-f.done
+	l.bg = nil
+	if f.taken {
+		return nil
+	}
+	return f.err
 }
 
 // bulkWrites is how many files cp promotes.

@@ -105,7 +105,10 @@ func (l *lister) gitHazard(c *StagedChange) (string, string) {
 	v := l.gitView
 	segs := strings.Split(c.Path, "/")
 	ownTop := v.ownGit && segs[0] == ".git"
-	if c.Change != "deleted" && c.Type == TypeFile && !l.gitdirAtCopy {
+	// A file that replaces a directory is judged here even in rw
+	// promotion: held, it holds the directory's entries, whose deletions
+	// run before any copy.
+	if c.Change != "deleted" && c.Type == TypeFile && (!l.gitdirAtCopy || c.lowIn && c.low.IsDir()) {
 		gd, err := l.gitdirUpper(c.Path)
 		if err != nil {
 			// Gone or changed since it was listed (a process the sandbox

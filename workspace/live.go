@@ -79,7 +79,9 @@ func (l *Live) Describe() string {
 
 // AfterCall promotes what the call changed.
 func (l *Live) AfterCall(ctx context.Context, callID string) (*Checkpoint, error) {
-	l.settle()
+	if err := l.settle(); err != nil {
+		return nil, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -90,7 +92,9 @@ func (l *Live) AfterCall(ctx context.Context, callID string) (*Checkpoint, error
 // in it any more), removes the staging layer and keeps the records
 // (checkpoints, before-images, held changes) for changes, rewind and fork.
 func (l *Live) Finish(callID string) (*Checkpoint, error) {
-	l.settle()
+	if err := l.settle(); err != nil {
+		return nil, err
+	}
 	cp, err := l.Stage.Promote(callID)
 	if err != nil {
 		return nil, err

@@ -222,6 +222,19 @@ func (w *dirWork) write(c *StagedChange) error {
 		return err
 	}
 	if c.Change != "added" {
+		// The workspace's file is still what the listing saw (the host
+		// may have edited it since, while the copies of a bulk call went
+		// on): else a conflict, held, never overwritten.
+		if c.lowSeen && c.lowIn && !c.low.IsDir() {
+			cur, err := fstree.Lstat(dfd, path.Base(c.Path))
+			if err != nil && !noEntry(err) {
+				return err
+			}
+			if err != nil || fstree.Changed(c.low, cur) {
+				w.p.holdNow(c, HazardConflict, changedMeanwhile)
+				return nil
+			}
+		}
 		sum, err := w.keepBefore(dfd, c)
 		if err != nil {
 			return err
@@ -284,7 +297,25 @@ func (w *dirWork) write(c *StagedChange) error {
 		w.p.holdNow(c, rule, why+" (in the bytes promoted)")
 		return nil
 	}
-	if err := renameOver(dfd, tmp, name); err != nil {
+	if c.Change == "added" {
+		// Nothing was there when listed: whatever is there now is the
+		// host's (a conflict), never replaced.
+		err = unix.Renameat2(dfd, tmp, dfd, name, unix.RENAME_NOREPLACE)
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) { // a filesystem without it
+			if _, lerr := fstree.Lstat(dfd, name); noEntry(lerr) {
+				err = unix.Renameat(dfd, tmp, dfd, name)
+			} else {
+				err = unix.EEXIST
+			}
+		}
+		if errors.Is(err, unix.EEXIST) {
+			w.p.holdNow(c, HazardConflict, changedMeanwhile)
+			return nil
+		}
+	} else {
+		err = renameOver(dfd, tmp, name)
+	}
+	if err != nil {
 		return &os.LinkError{Op: "rename", Old: path.Join(w.dir, tmp), New: c.Path, Err: err}
 	}
 	done = true
@@ -295,6 +326,10 @@ func (w *dirWork) write(c *StagedChange) error {
 	w.recs = append(w.recs, promoRec{path: c.Path, after: fstree.StampOf(&st), upper: upper})
 	return nil
 }
+
+// changedMeanwhile is why a file the host changed between the listing
+// and its copy is held.
+const changedMeanwhile = "changed in the workspace while agentbox promoted the call's changes; the workspace's version is kept"
 
 // renameOver renames tmp over name in dfd; a directory at name (emptied
 // by the deletions that ran first) is removed before.

@@ -79,7 +79,7 @@ func (w *Staged) Finish(_ context.Context, lost string) (Result, error) {
 // (nothing ran, nothing was promoted) is removed; a finished one keeps
 // its records.
 func (w *Staged) Close() error {
-	w.l.settle()
+	_ = w.l.settle() // a promotion that failed was told to whoever waited for it; Close releases
 	if w.finished || w.l.State != StateLive {
 		return nil
 	}
