@@ -158,10 +158,14 @@ const callKey = (r, pid) => r.session + "\n" + (r.call_id || "") + "\n" + (pid |
 // fold pairs records with the row they belong to, so one call is one row:
 // an approval goes into the call it answered (the call's decision, or the
 // exec it stopped: same session, call and pid), a held change into its
-// call's changes record. It returns each row's approval answer and held
-// changes (by line) and the lines folded away.
+// call's changes record (before or after it: a bulk call's decided holds
+// are recorded before its copies finish). It returns each row's approval
+// answer and held changes (by line) and the lines folded away.
 function fold(lines) {
   const asked = {}, changes = {}, out = { answer: {}, held: {}, folded: new Set() };
+  for (const l of lines) {
+    if (l.rec.event === "changes" && l.rec.call_id && changes[callKey(l.rec)] === undefined) changes[callKey(l.rec)] = l.line;
+  }
   for (const l of lines) {
     const r = l.rec;
     if (r.event === "approval" && r.call_id) {
@@ -170,8 +174,6 @@ function fold(lines) {
       const k = callKey(r, r.event === "exec_denied" ? r.pid : "");
       const a = asked[k];
       if (a) { out.answer[l.line] = a.rec; out.folded.add(a.line); delete asked[k]; }
-    } else if (r.event === "changes" && r.call_id) {
-      changes[callKey(r)] = l.line;
     } else if (r.event === "alarm" && r.action === "held" && changes[callKey(r)] !== undefined) {
       const n = changes[callKey(r)];
       (out.held[n] = out.held[n] || []).push(r);
