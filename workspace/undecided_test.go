@@ -172,3 +172,40 @@ func TestLinkReplacedAfterWalkWaits(t *testing.T) {
 		t.Fatalf("the next listing: %+v; want turned, a file, decided", cs)
 	}
 }
+
+// The same in rw promotion, whose listing leaves a file's content to the
+// copy: an entry gone, or turned into a directory, between the decisions
+// and its copy (a kept process) is held, and nothing of it reaches the
+// workspace; the rest is promoted.
+func TestUndecidedAtCopyIsHeld(t *testing.T) {
+	lower, upper, s := newStage(t, map[string]string{"keep.txt": "k"})
+	for _, p := range []string{"gone.txt", "turned.txt", "fine.txt"} {
+		put(t, upper, p, "x\n")
+	}
+	cp, err := s.decideCall("c1")
+	if err != nil || cp == nil {
+		t.Fatalf("decideCall: %v, %v", cp, err)
+	}
+	if err := os.Remove(filepath.Join(upper, "gone.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(upper, "turned.txt")); err != nil {
+		t.Fatal(err)
+	}
+	put(t, upper, "turned.txt/HEAD", "gitdir: /tmp/evil\n")
+	if cp, err = s.promoteDecided(cp); err != nil {
+		t.Fatal(err)
+	}
+	held := heldRules(cp)
+	for _, p := range []string{"gone.txt", "turned.txt"} {
+		if held[p] == "" {
+			t.Errorf("%s, changed between its decision and its copy: not held (held: %v)", p, held)
+		}
+		if exists(filepath.Join(lower, p)) {
+			t.Errorf("%s reached the workspace", p)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(lower, "fine.txt")); err != nil || string(b) != "x\n" {
+		t.Errorf("fine.txt in the workspace: %q, %v", b, err)
+	}
+}
