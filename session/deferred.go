@@ -3,12 +3,8 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/agentbox/agentbox/agent"
-	"github.com/agentbox/agentbox/audit"
-	"github.com/agentbox/agentbox/sandbox"
 	"github.com/agentbox/agentbox/workspace"
 )
 
@@ -55,8 +51,7 @@ func (s *Session) deferCall(def workspace.Deferred, callID, tool string, told []
 		defer close(bg.done)
 		cp, err := def.Wait()
 		if err != nil {
-			bg.err = fmt.Errorf("promoting the changes of call %s: %w", callID, err)
-			_ = s.record(&audit.Record{Event: audit.EventError, CallID: callID, Tool: tool, Error: bg.err.Error()})
+			bg.err = s.promotionFailed(callID, tool, err)
 			return
 		}
 		if cp == nil {
@@ -78,7 +73,8 @@ func (s *Session) BeforeCall(context.Context) error { return s.settle() }
 
 // settle waits for a deferred promotion and its records; what it held
 // beyond the decisions the model was told of goes with the next call's
-// result. A promotion that failed ends the session, as after a call.
+// result (s.late). A promotion that failed ends the session, as after a
+// call.
 func (s *Session) settle() error {
 	bg := s.bg
 	if bg == nil {
@@ -86,36 +82,17 @@ func (s *Session) settle() error {
 	}
 	s.bg = nil
 	<-bg.done
-	for _, c := range bg.late {
-		s.lateHeld = append(s.lateHeld, lateHold{callID: bg.callID, c: c})
+	if len(bg.late) > 0 {
+		s.late = bg
 	}
 	return bg.err
-}
-
-// lateHold is a change a deferred promotion held that the model was not
-// told of with its call.
-type lateHold struct {
-	callID string
-	c      workspace.StagedChange
 }
 
 // tellLate tells the model, with o's result, what a deferred promotion of
 // an earlier call held beyond what it was told then.
 func (s *Session) tellLate(o *agent.Outcome) {
-	if len(s.lateHeld) == 0 {
-		return
+	if s.late != nil {
+		tellHeld(o, "more change(s) of call "+s.late.callID+" while promoting it", s.late.late)
+		s.late = nil
 	}
-	late := s.lateHeld
-	s.lateHeld = nil
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n[agentbox held %d more change(s) of call %s while promoting it: they will not reach the user's workspace and are gone from the sandbox. Do not try to make them another way.]\n", len(late), late[0].callID)
-	for i, h := range late {
-		o.Alarms = append(o.Alarms, sandbox.Alarm{Path: h.c.Path, What: "held", Action: "held", Rule: h.c.Held})
-		if i < maxListed {
-			fmt.Fprintf(&b, "  %s %s: held by %s (%s)\n", h.c.Change, h.c.Path, h.c.Held, h.c.Why)
-		} else if i == maxListed {
-			fmt.Fprintf(&b, "  … %d more (see the audit log)\n", len(late)-maxListed)
-		}
-	}
-	o.Text += b.String()
 }

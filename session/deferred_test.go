@@ -3,14 +3,12 @@ package session
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/audit"
-	"github.com/agentbox/agentbox/policy"
-	"github.com/agentbox/agentbox/sandbox/sandboxtest"
+	"github.com/agentbox/agentbox/workspace"
 	"github.com/agentbox/agentbox/workspace/workspacetest"
 )
 
@@ -21,26 +19,12 @@ import (
 // to the model with the next call's result, and the last call's is
 // waited for by Close.
 func TestDeferredPromotion(t *testing.T) {
-	dir := t.TempDir()
-	ws := filepath.Join(dir, "ws")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	logPath := filepath.Join(dir, "audit.jsonl")
-	log, err := audit.Open(logPath, audit.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = log.Close() })
-	p := policy.Default()
+	var fake *workspacetest.FakeDeferring
+	s, logPath := onFake(t, func(ws string) workspace.Workspace {
+		fake = &workspacetest.FakeDeferring{Fake: workspacetest.NewFake(ws), Release: make(chan struct{}), LateHeld: "late.txt"}
+		return fake
+	})
 	ctx := context.Background()
-	s, err := Open(ctx, &sandboxtest.FakeRuntime{}, Options{Policy: p, Sandbox: agent.SandboxConfig(p, ws), Audit: log, Lazy: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = s.ws.Close()
-	fake := &workspacetest.FakeDeferring{Fake: workspacetest.NewFake(ws), Release: make(chan struct{}), LateHeld: "late.txt"}
-	s.setWorkspace(fake)
 	if _, err := s.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/policy"
 	"github.com/agentbox/agentbox/sandbox/sandboxtest"
+	"github.com/agentbox/agentbox/workspace"
 	"github.com/agentbox/agentbox/workspace/workspacetest"
 )
 
@@ -20,25 +21,9 @@ import (
 // closes it.
 func TestWorkspaceLifecycleOrder(t *testing.T) {
 	for _, ran := range []bool{true, false} {
-		dir := t.TempDir()
-		ws := filepath.Join(dir, "ws")
-		if err := os.MkdirAll(ws, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), audit.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = log.Close() })
-		p := policy.Default()
+		var fake *workspacetest.Fake
+		s, _ := onFake(t, func(ws string) workspace.Workspace { fake = workspacetest.NewFake(ws); return fake })
 		ctx := context.Background()
-		s, err := Open(ctx, &sandboxtest.FakeRuntime{}, Options{Policy: p, Sandbox: agent.SandboxConfig(p, ws), Audit: log, Lazy: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = s.ws.Close() // the in-place workspace Open made; nothing began
-		fake := workspacetest.NewFake(ws)
-		s.setWorkspace(fake)
 		if ran {
 			if _, err := s.Start(ctx); err != nil {
 				t.Fatal(err)
@@ -67,4 +52,31 @@ func TestWorkspaceLifecycleOrder(t *testing.T) {
 			t.Errorf("ran %v: steps %q (misuse %v), want %q", ran, got, fake.Misuse, want)
 		}
 	}
+}
+
+// onFake opens a lazy session under the default policy on a fake
+// runtime, working on the workspace newWS makes on a new directory
+// (instead of the in-place one Open made), with its audit log at
+// logPath.
+func onFake(t *testing.T, newWS func(ws string) workspace.Workspace) (s *Session, logPath string) {
+	t.Helper()
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logPath = filepath.Join(dir, "audit.jsonl")
+	log, err := audit.Open(logPath, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = log.Close() })
+	p := policy.Default()
+	s, err = Open(context.Background(), &sandboxtest.FakeRuntime{}, Options{Policy: p, Sandbox: agent.SandboxConfig(p, ws), Audit: log, Lazy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.ws.Close() // the in-place workspace Open made; nothing began
+	s.setWorkspace(newWS(ws))
+	return s, logPath
 }

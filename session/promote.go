@@ -8,6 +8,7 @@ import (
 	"github.com/agentbox/agentbox/agent"
 	"github.com/agentbox/agentbox/audit"
 	"github.com/agentbox/agentbox/sandbox"
+	"github.com/agentbox/agentbox/workspace"
 )
 
 // maxListed bounds the held changes spelled out to the model (as the
@@ -24,9 +25,7 @@ func (s *Session) promote(ctx context.Context, o *agent.Outcome) error {
 	// going on) still has its changes decided and promoted.
 	cp, def, err := s.afterCall(context.WithoutCancel(ctx), o)
 	if err != nil {
-		err = fmt.Errorf("promoting the changes of call %s: %w", o.CallID, err)
-		_ = s.record(&audit.Record{Event: audit.EventError, CallID: o.CallID, Tool: o.Tool, Error: err.Error()})
-		return err
+		return s.promotionFailed(o.CallID, o.Tool, err)
 	}
 	if cp == nil {
 		return nil
@@ -42,11 +41,26 @@ func (s *Session) promote(ctx context.Context, o *agent.Outcome) error {
 	} else if err := s.recordCheckpoint(cp, o.Tool); err != nil {
 		return err
 	}
+	tellHeld(o, "change(s) of this call", held)
+	return nil
+}
+
+// promotionFailed records that the changes of a call could not be
+// promoted and returns the error that ends the session.
+func (s *Session) promotionFailed(callID, tool string, err error) error {
+	err = fmt.Errorf("promoting the changes of call %s: %w", callID, err)
+	_ = s.record(&audit.Record{Event: audit.EventError, CallID: callID, Tool: tool, Error: err.Error()})
+	return err
+}
+
+// tellHeld tells the model, with o's result, which changes were held and
+// why (what: whose changes they were), and shows them as alarms.
+func tellHeld(o *agent.Outcome, what string, held []workspace.StagedChange) {
 	if len(held) == 0 {
-		return nil
+		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n[agentbox held %d change(s) of this call: they will not reach the user's workspace and are gone from the sandbox. Do not try to make them another way.]\n", len(held))
+	fmt.Fprintf(&b, "\n[agentbox held %d %s: they will not reach the user's workspace and are gone from the sandbox. Do not try to make them another way.]\n", len(held), what)
 	for i, c := range held {
 		o.Alarms = append(o.Alarms, sandbox.Alarm{Path: c.Path, What: "held", Action: "held", Rule: c.Held})
 		if i < maxListed {
@@ -56,5 +70,4 @@ func (s *Session) promote(ctx context.Context, o *agent.Outcome) error {
 		}
 	}
 	o.Text += b.String()
-	return nil
 }

@@ -109,10 +109,9 @@ type Session struct {
 	recorded bool     // session_start written
 
 	// bg is a bulk call's promotion finishing while the model thinks;
-	// lateHeld what it held beyond what the model was told with the
-	// call, for the next call's result.
-	bg       *deferredCall
-	lateHeld []lateHold
+	// late the settled one that held more than the model was told with
+	// its call, for the next call's result.
+	bg, late *deferredCall
 }
 
 // Open prepares a session on rt: it decides the workspace mode from the
