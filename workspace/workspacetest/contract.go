@@ -107,6 +107,15 @@ func (s *session) finish(t *testing.T, lost string) workspace.Result {
 	return res
 }
 
+// skip ends a session the case does not apply to (its shape why) as
+// any session ends, and skips the case.
+func (s *session) skip(t *testing.T, why string) {
+	t.Helper()
+	s.finish(t, "")
+	s.close(t)
+	t.Skipf("the shape %s %s", s.shape, why)
+}
+
 // close closes the workspace twice (idempotent) and checks that nothing
 // it made is still mounted.
 func (s *session) close(t *testing.T) {
@@ -199,9 +208,7 @@ func testQuiet(t *testing.T, newWS New) {
 func testHeld(t *testing.T, newWS New) {
 	s := begin(t, newWS)
 	if !s.shape.Decides() {
-		s.finish(t, "")
-		s.close(t)
-		t.Skipf("the shape %s decides nothing on the host", s.shape)
+		s.skip(t, "decides nothing on the host")
 	}
 	write(t, s.view, ".envrc", "echo pwned\n")
 	write(t, s.view, "ok.txt", "ok\n")
@@ -293,9 +300,7 @@ func testPend(t *testing.T, newWS New) {
 	s := begin(t, newWS)
 	p, ok := s.ws.(workspace.Pender)
 	if !ok {
-		s.finish(t, "")
-		s.close(t)
-		t.Skipf("the shape %s has no Pend power", s.shape)
+		s.skip(t, "has no Pend power")
 	}
 	write(t, s.view, "new.txt", "new\n")
 	if _, err := s.ws.AfterCall(s.ctx, "call-1"); err != nil {

@@ -22,9 +22,7 @@ func testDeferred(t *testing.T, newWS New) {
 			s := begin(t, newWS)
 			d, ok := s.ws.(workspace.Deferrer)
 			if !ok {
-				s.finish(t, "")
-				s.close(t)
-				t.Skipf("the shape %s has no Deferrer power", s.shape)
+				s.skip(t, "has no Deferrer power")
 			}
 			write(t, s.view, "small.txt", "s\n")
 			small, err := d.AfterCallDeferred(s.ctx, "call-1")
